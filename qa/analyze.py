@@ -1,0 +1,429 @@
+#!/usr/bin/python3
+"""Analyse one benchmark run (one profile, one workload) into run.json.
+
+Input: a run directory written by qa/bench.sh:
+  meta.json        profile, workload, warm-up, devices (testbed devices.json), osds
+  fio.json         fio --output-format=json (stats exclude fio's ramp_time = warm-up)
+  fio_iops.1.log   per-second IOPS log (log_avg_msec=1000, log_unix_epoch=1)
+  fio_clat.1.log   per-second mean completion latency (ns), same log options
+  samples.jsonl    qa/sampler.py: /sys/block stat, OSD RSS and CPU, each second
+  hdd.trace        tracefs block_rq_issue/complete of the HDD loops, with
+                   MIMBENCH wall-clock markers
+Output: run.json with every figure (see docs/benchmarking.md) and a one-line
+summary on stdout.
+
+The measured window is fio's: it ends at fio's timestamp_ms and lasts
+job_runtime ms; the warm-up (ramp_time) before it is excluded everywhere:
+client stats, device deltas, the trace replay, memory.
+"""
+
+import argparse
+import json
+import math
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hddmodel  # noqa: E402
+
+STAT_FIELDS = ["read_ios", "read_merges", "read_sectors", "read_ticks",
+               "write_ios", "write_merges", "write_sectors", "write_ticks",
+               "in_flight", "io_ticks", "time_in_queue",
+               "discard_ios", "discard_merges", "discard_sectors", "discard_ticks",
+               "flush_ios", "flush_ticks"]
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def load_fio_log(path):
+    """[(t_ms, value)] for the write direction of a fio log."""
+    out = []
+    if not os.path.exists(path):
+        return out
+    with open(path) as f:
+        for line in f:
+            parts = [p.strip() for p in line.split(",")]
+            if len(parts) < 3:
+                continue
+            try:
+                t, v, ddir = int(parts[0]), float(parts[1]), int(parts[2])
+            except ValueError:
+                continue
+            if ddir == 1:
+                out.append((t, v))
+    return out
+
+
+def per_second(samples, start_s, seconds, fill):
+    """Put averaged-log samples into 1 s slots of the window.
+
+    fio writes an averaged sample at the end of each window that had
+    completions, so the sample for second k (covering (start+k, start+k+1])
+    is stamped about start+k+1. Seconds with no completion have no sample:
+    they get `fill` (0 for IOPS: those are the freezes).
+    """
+    slots = [None] * seconds
+    for t_ms, v in samples:
+        k = int(round(t_ms / 1000.0 - start_s)) - 1
+        if k < 0 or k > seconds:
+            continue
+        k = min(k, seconds - 1)
+        if slots[k] is not None:          # jitter: two samples in one slot
+            if k + 1 < seconds and slots[k + 1] is None:
+                k += 1
+            else:
+                slots[k] = (slots[k] + v) / 2.0
+                continue
+        slots[k] = v
+    return [fill if s is None else s for s in slots]
+
+
+def series_stats(xs):
+    n = len(xs)
+    if n == 0:
+        return {}
+    mean = sum(xs) / n
+    var = sum((x - mean) ** 2 for x in xs) / n
+    std = math.sqrt(var)
+    ma = [sum(xs[i:i + 10]) / 10.0 for i in range(0, max(0, n - 9))]
+    return {
+        "seconds": n,
+        "mean": mean,
+        "std": std,
+        "cv": (std / mean) if mean > 0 else None,
+        "min": min(xs),
+        "max": max(xs),
+        "zero_seconds": sum(1 for x in xs if x == 0),
+        "ma10_min": min(ma) if ma else None,
+        "ma10_max": max(ma) if ma else None,
+        "longest_zero_run": max(_runs(xs, True), default=0),
+        # FileStore's signature: bursts of activity separated by freezes
+        "zero_runs": _run_summary(_runs(xs, True)),
+        "busy_runs": _run_summary(_runs(xs, False)),
+    }
+
+
+def _runs(xs, zero):
+    """Lengths of maximal runs of seconds at zero (zero=True) or above zero."""
+    out, cur = [], 0
+    for x in xs:
+        if (x == 0) == zero:
+            cur += 1
+        elif cur:
+            out.append(cur)
+            cur = 0
+    if cur:
+        out.append(cur)
+    return out
+
+
+def _run_summary(runs):
+    if not runs:
+        return {"count": 0, "min": None, "median": None, "max": None}
+    r = sorted(runs)
+    return {"count": len(r), "min": r[0], "median": r[len(r) // 2], "max": r[-1]}
+
+
+def load_samples(path):
+    recs = []
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                try:
+                    recs.append(json.loads(line))
+                except ValueError:
+                    pass
+    return recs
+
+
+def interp(recs, t, getter):
+    """Linear interpolation of a cumulative counter at wall time t."""
+    pts = [(r["t"], getter(r)) for r in recs]
+    pts = [(a, b) for a, b in pts if b is not None]
+    if not pts:
+        return None
+    if t <= pts[0][0]:
+        return pts[0][1]
+    for (t0, v0), (t1, v1) in zip(pts, pts[1:]):
+        if t0 <= t <= t1:
+            return v0 + (v1 - v0) * ((t - t0) / (t1 - t0) if t1 > t0 else 0)
+    return pts[-1][1]
+
+
+def _stat_field(dev, i):
+    def get(r):
+        s = r["stat"].get(dev)
+        return s[i] if s and len(s) > i else None
+    return get
+
+
+def stat_delta(recs, dev, start, end):
+    """Deltas of every /sys/block/DEV/stat field over [start, end]."""
+    out = {}
+    for i, name in enumerate(STAT_FIELDS):
+        a = interp(recs, start, _stat_field(dev, i))
+        b = interp(recs, end, _stat_field(dev, i))
+        out[name] = (b - a) if (a is not None and b is not None) else None
+    return out
+
+
+HIGHLIGHT = ("commitcycle", "journal_full", "journal_wr", "journal_wr_bytes", "op_w",
+             "op_w_latency", "flush", "merge", "checkpoint", "committing", "writeback",
+             "deferred_write_ops", "kv_sync_lat", "throttle")
+
+
+def _flatten(d, prefix=""):
+    out = {}
+    for k, v in d.items():
+        key = prefix + "." + k if prefix else k
+        if isinstance(v, dict):
+            out.update(_flatten(v, key))
+        elif isinstance(v, (int, float)) and not isinstance(v, bool):
+            out[key] = v
+    return out
+
+
+def _counter_name(key):
+    """filestore.op_w_latency.avgcount -> op_w_latency; osd.op_w -> op_w"""
+    parts = key.split(".")
+    if len(parts) > 1 and parts[-1] in ("avgcount", "sum", "avgtime"):
+        return parts[-2]
+    return parts[-1]
+
+
+def perf_delta(start_path, end_path):
+    """Deltas of the OSDs' perf counters (ceph daemon osd.N perf dump) over
+    the window: {"osd.0": {"filestore.commitcycle": 12, ...}}, nonzero only,
+    plus "highlights" with the counters that tell journal/flush cycles."""
+    if not (os.path.exists(start_path) and os.path.exists(end_path)):
+        return {"available": False}
+    try:
+        a, b = json.load(open(start_path)), json.load(open(end_path))
+    except ValueError:
+        return {"available": False}
+    out = {"available": True, "seconds": b.get("t", 0) - a.get("t", 0), "osds": {}, "highlights": {}}
+    for osd in sorted(k for k in b if k.startswith("osd.")):
+        fa, fb = _flatten(a.get(osd) or {}), _flatten(b.get(osd) or {})
+        d = {k: fb[k] - fa.get(k, 0) for k in fb if fb[k] - fa.get(k, 0) != 0}
+        out["osds"][osd] = d
+        out["highlights"][osd] = {k: v for k, v in d.items()
+                                  if any(h in _counter_name(k) for h in HIGHLIGHT)}
+    return out
+
+
+def analyse(rundir, model_name=hddmodel.DEFAULT_PRESET):
+    meta = json.load(open(os.path.join(rundir, "meta.json")))
+    fio = json.load(open(os.path.join(rundir, "fio.json")))
+    job = fio["jobs"][0]
+    w = job["write"]
+    end = fio["timestamp_ms"] / 1000.0
+    runtime_s = job["job_runtime"] / 1000.0
+    start = end - runtime_s
+    seconds = int(round(runtime_s))
+    devices = meta["devices"]
+
+    # --- client ------------------------------------------------------------------
+    writes = int(w["total_ios"])
+    pct = w.get("clat_ns", {}).get("percentile", {})
+
+    def p(q):
+        v = pct.get(q)
+        return v / 1e6 if v is not None else None
+
+    iops_series = per_second(load_fio_log(os.path.join(rundir, "fio_iops.1.log")), start, seconds, 0.0)
+    lat_series = per_second(load_fio_log(os.path.join(rundir, "fio_clat.1.log")), start, seconds, None)
+    lat_series = [None if v is None else v / 1e6 for v in lat_series]
+    st = series_stats(iops_series)
+    client = {
+        "writes": writes,
+        "iops_mean": w["iops"],
+        "bw_mb_s": w["bw_bytes"] / 1e6,
+        "lat_ms": {
+            "mean": w["clat_ns"]["mean"] / 1e6,
+            "p50": p("50.000000"),
+            "p99": p("99.000000"),
+            "p99_9": p("99.900000"),
+            "max": w["clat_ns"]["max"] / 1e6,
+        },
+        "per_second": st,
+        # sanity: the reconstructed series should add up to the writes done
+        "series_sum_over_writes": (sum(iops_series) / writes) if writes else None,
+        "errors": job.get("error", 0),
+    }
+
+    # --- devices from /sys/block -----------------------------------------------------
+    recs = load_samples(os.path.join(rundir, "samples.jsonl"))
+    win = [r for r in recs if start - 1.5 <= r["t"] <= end + 1.5]
+    hdd = {"per_device": {}, "write_requests": 0, "write_bytes": 0,
+           "read_requests": 0, "read_bytes": 0, "flushes": 0}
+    for d in devices["hdd"]:
+        dd = stat_delta(win, d["name"], start, end)
+        hdd["per_device"][d["name"]] = dd
+        hdd["write_requests"] += dd["write_ios"] or 0
+        hdd["write_bytes"] += (dd["write_sectors"] or 0) * 512
+        hdd["read_requests"] += dd["read_ios"] or 0
+        hdd["read_bytes"] += (dd["read_sectors"] or 0) * 512
+        hdd["flushes"] += dd["flush_ios"] or 0
+    per_cw = (lambda x: x / writes) if writes else (lambda x: None)
+    hdd["per_client_write"] = {
+        "write_requests": per_cw(hdd["write_requests"]),
+        "write_bytes": per_cw(hdd["write_bytes"]),
+        "read_requests": per_cw(hdd["read_requests"]),
+        "flushes": per_cw(hdd["flushes"]),
+    }
+    hdd["hdd_write_iops"] = hdd["write_requests"] / runtime_s / max(1, len(devices["hdd"]))
+
+    nvme = {"busy_pct": {}, "write_bytes": 0}
+    for d in devices["nvme"]:
+        dd = stat_delta(win, d["name"], start, end)
+        if dd["io_ticks"] is not None:
+            nvme["busy_pct"][d["name"]] = 100.0 * dd["io_ticks"] / (runtime_s * 1000.0)
+        nvme["write_bytes"] += (dd["write_sectors"] or 0) * 512
+    nvme_bytes = sum(d["bytes"] for d in devices["nvme"] if d.get("role") != "wal")
+    # how many times the journal / DB devices were written over, on average
+    nvme["device_passes"] = (nvme["write_bytes"] / nvme_bytes) if nvme_bytes else None
+    busy = list(nvme["busy_pct"].values())
+    nvme["busy_pct_mean"] = sum(busy) / len(busy) if busy else None
+    nvme["busy_pct_max"] = max(busy) if busy else None
+    nvme["write_bytes_per_client_write"] = per_cw(nvme["write_bytes"])
+
+    # --- trace replay through the HDD model ---------------------------------------------
+    trace_path = os.path.join(rundir, "hdd.trace")
+    model = {"available": False}
+    if os.path.exists(trace_path):
+        dev_bytes = {d["majmin"].replace(":", ","): d["bytes"] for d in devices["hdd"]}
+        try:
+            with open(trace_path, errors="replace") as f:
+                res = hddmodel.replay_trace(f, dev_bytes, hddmodel.PRESETS[model_name], start, end)
+            tot = res["total"]
+            model = {
+                "available": True,
+                "model": model_name,
+                "spec": res["spec"],
+                "lost_events": res["lost_events"],
+                "markers": res["markers"],
+                "write_requests": tot["write_requests"],
+                "write_bytes": tot["write_bytes"],
+                "read_requests": tot["read_requests"],
+                "sequential_fraction": (tot["sequential"] / tot["requests"]) if tot["requests"] else None,
+                "busy_ms_total": tot["total_ms"],
+                "busiest_device": res["busiest_device"],
+                "busy_ms_busiest": res["busiest_ms"],
+                "seek_ms": tot["seek_ms"], "rotation_ms": tot["rotation_ms"],
+                "transfer_ms": tot["transfer_ms"],
+                "per_device": res["devices"],
+                "per_client_write": {
+                    "write_requests": per_cw(tot["write_requests"]),
+                    "write_bytes": per_cw(tot["write_bytes"]),
+                    # disks work in parallel: the busiest one limits the cluster
+                    "modelled_ms": per_cw(res["busiest_ms"]),
+                    "modelled_ms_all_disks": per_cw(tot["total_ms"]),
+                },
+                # client writes/s the modelled disks could sustain
+                "modelled_iops": (1000.0 * writes / res["busiest_ms"]) if res["busiest_ms"] else None,
+                # share of the window the busiest modelled disk would be busy
+                "modelled_utilisation": res["busiest_ms"] / (runtime_s * 1000.0),
+            }
+        except ValueError as e:
+            model = {"available": False, "error": str(e)}
+
+    # --- processes ------------------------------------------------------------------------
+    mem = {"osd_rss_mb": {}}
+    cpu = {"osd_cpu_pct": {}}
+    inwin = [r for r in recs if start <= r["t"] <= end]
+    for name in sorted({k for r in inwin for k in r.get("rss_kb", {})}):
+        v = [r["rss_kb"][name] / 1024.0 for r in inwin if r["rss_kb"].get(name) is not None]
+        if v:
+            mem["osd_rss_mb"][name] = {"mean": sum(v) / len(v), "max": max(v), "end": v[-1]}
+        a = interp(win, start, lambda r, n=name: r["cpu_ticks"].get(n))
+        b = interp(win, end, lambda r, n=name: r["cpu_ticks"].get(n))
+        if a is not None and b is not None:
+            cpu["osd_cpu_pct"][name] = 100.0 * (b - a) / CLK_TCK / runtime_s
+    mem["total_rss_mb_mean"] = sum(x["mean"] for x in mem["osd_rss_mb"].values()) or None
+    mem["total_rss_mb_max"] = sum(x["max"] for x in mem["osd_rss_mb"].values()) or None
+    cpu["osd_cpu_pct_total"] = sum(cpu["osd_cpu_pct"].values()) or None
+    sa = [r for r in win if r.get("sys_cpu")]
+    if len(sa) >= 2:
+        a, b = sa[0]["sys_cpu"], sa[-1]["sys_cpu"]
+        tot = sum(b) - sum(a)
+        idle = (b[3] + b[4]) - (a[3] + a[4])
+        cpu["system_busy_pct"] = 100.0 * (tot - idle) / tot if tot else None
+        cpu["ncpu"] = os.cpu_count()
+
+    # --- per-second device / memory series for plots ----------------------------------------
+    sec_nvme, sec_hdd_w, sec_rss = [], [], []
+    for k in range(seconds):
+        t0, t1 = start + k, start + k + 1
+        nb = []
+        for d in devices["nvme"]:
+            a = interp(win, t0, _stat_field(d["name"], 9))
+            b = interp(win, t1, _stat_field(d["name"], 9))
+            if a is not None and b is not None:
+                nb.append((b - a) / 10.0)          # ms busy per 1000 ms -> %
+        sec_nvme.append(max(nb) if nb else None)
+        hw = 0.0
+        for d in devices["hdd"]:
+            a = interp(win, t0, _stat_field(d["name"], 4))
+            b = interp(win, t1, _stat_field(d["name"], 4))
+            if a is not None and b is not None:
+                hw += b - a
+        sec_hdd_w.append(hw)
+        rs = interp(win, t1, lambda r: sum(v for v in r["rss_kb"].values() if v) / 1024.0
+                    if r.get("rss_kb") else None)
+        sec_rss.append(rs)
+
+    perf = perf_delta(os.path.join(rundir, "perf_start.json"), os.path.join(rundir, "perf_end.json"))
+
+    out = {
+        "profile": meta["profile"],
+        "description": meta.get("description", ""),
+        "workload": meta["workload"],
+        "osds": meta["osds"],
+        "pool_size": meta["pool_size"],
+        "window": {"start": start, "end": end, "seconds": runtime_s,
+                   "warmup_s": meta["workload"]["warmup"],
+                   "warmup_rule": meta.get("warmup_rule", "")},
+        "client": client,
+        "hdd": hdd,
+        "hdd_model": model,
+        "nvme": nvme,
+        "memory": mem,
+        "cpu": cpu,
+        "perf": perf,
+        "series": {"iops": iops_series, "lat_ms": lat_series, "nvme_busy_pct": sec_nvme,
+                   "hdd_write_req_s": sec_hdd_w, "osd_rss_mb": sec_rss},
+    }
+    return out
+
+
+def summary_line(r):
+    c, h, m = r["client"], r["hdd"], r["hdd_model"]
+    ps = c["per_second"]
+
+    def f(x, fmt="%.1f"):
+        return "-" if x is None else fmt % x
+    return ("%s %s: %.0f IOPS, p99 %s ms, p99.9 %s ms, %d s at 0 IOPS, CV %s; "
+            "HDD %s wr/cw (trace %s), %s KiB/cw, model %s ms/cw = %s IOPS; NVMe busy %s%%"
+            % (r["profile"], r["workload"]["name"], c["iops_mean"],
+               f(c["lat_ms"]["p99"]), f(c["lat_ms"]["p99_9"]), ps.get("zero_seconds", 0),
+               f(ps.get("cv"), "%.2f"),
+               f(h["per_client_write"]["write_requests"], "%.2f"),
+               f(m.get("per_client_write", {}).get("write_requests"), "%.2f"),
+               f((h["per_client_write"]["write_bytes"] or 0) / 1024.0, "%.1f"),
+               f(m.get("per_client_write", {}).get("modelled_ms"), "%.2f"),
+               f(m.get("modelled_iops"), "%.0f"),
+               f(r["nvme"]["busy_pct_max"])))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("rundir")
+    ap.add_argument("--model", default=hddmodel.DEFAULT_PRESET, choices=sorted(hddmodel.PRESETS))
+    a = ap.parse_args(argv)
+    r = analyse(a.rundir, a.model)
+    with open(os.path.join(a.rundir, "run.json"), "w") as f:
+        json.dump(r, f, indent=1)
+    print(summary_line(r))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,375 @@
+#!/usr/bin/env bash
+# qa/bench.sh - compare store profiles on emulated HDD + NVMe devices, one run.
+#
+# Usage: sudo qa/bench.sh [options]
+#
+# With no options: 4 KiB random writes, 8 threads, uniform, 2 GiB image,
+# 1 OSD, pool size 1, profiles mimstore and mimstore-nomerge, 30 s warm-up +
+# 90 s measured each; prints the table, writes plots, cleans up.
+#
+# Profiles (vstart-configs/<name>.conf):
+#   --profile NAME            add a profile (repeatable); --profiles a,b,c
+#                             known: mimstore mimstore-nomerge bluestore-hybrid filestore-pacific
+#   --all-profiles            all four
+# Workload:
+#   --rw randwrite|write      random (default) or sequential writes
+#   --size S[,S...]           block sizes (4k; sequential: 1m..16m)
+#   --threads T[,T...]        outstanding writes = paper "threads" (8); fio rbd
+#                             is asynchronous: one job, iodepth=T
+#   --distribution D          uniform | zipf:1.2 | both (uniform)
+#   --matrix                  the paper's matrix: randwrite 4k,8k,64k x threads
+#                             8,16,64 x uniform,zipf:1.2, then sequential write
+#                             1m,4m,16m at 8 threads (--seq-sizes to change)
+#   --runtime S               measured seconds per workload (90; matrix 240)
+#   --warmup S                warm-up seconds excluded before it (30; matrix 60)
+#   --image-size SZ           RBD image (2G), prefilled with 4 MiB sequential writes
+# Cluster and devices:
+#   --osds N                  1..3 (1)          --pool-size N   1..3 (1)
+#   --pg-num N                PGs of the pool (32 per OSD)
+#   --hdd-iops N              HDD throttle, read and write IOPS (200)
+#   --hdd-mbps N              HDD throttle, read and write MB/s (150)
+#   --hdd-size SZ             sparse HDD backing file (1T)
+#   --nvme-size SZ            journal / block.db loop per OSD (2G)
+#   --hdd-model NAME          disk model for the trace replay (hitachi-7k320)
+# Run:
+#   --workdir DIR             devices, cluster, results (/var/tmp/mimstore-bench)
+#   --results DIR             results directory (WORKDIR/results/<timestamp>)
+#   --keep                    leave the last cluster and devices up (qa/testbed.sh down)
+#   --dry-run                 print the plan and exit
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR
+
+QA_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=lib/common.sh
+source "$QA_DIR/lib/common.sh"
+# shellcheck source=lib/testbed.sh
+source "$QA_DIR/lib/testbed.sh"
+# shellcheck source=lib/cluster.sh
+source "$QA_DIR/lib/cluster.sh"
+
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit "${1:-0}"; }
+
+# --- options -----------------------------------------------------------------------
+profiles=()
+rw=randwrite
+sizes=""
+threads="8"
+dist=uniform
+matrix=0
+runtime=""
+warmup=""
+image_size=2G
+osds=1
+pool_size=1
+pg_num=""
+hdd_iops=200
+hdd_mbps=150
+seq_sizes="1m,4m,16m"
+workdir=$BENCH_WORKDIR
+results=""
+keep=0
+dry=0
+hdd_model=hitachi-7k320
+argv=("$@")
+
+while (($#)); do
+  case $1 in
+    --profile) profiles+=("$2"); shift 2 ;;
+    --profiles) IFS=, read -r -a _p <<<"$2"; profiles+=("${_p[@]}"); shift 2 ;;
+    --all-profiles) profiles=(mimstore mimstore-nomerge bluestore-hybrid filestore-pacific); shift ;;
+    --rw) rw=$2; shift 2 ;;
+    --size|--sizes) sizes=$2; shift 2 ;;
+    --threads) threads=$2; shift 2 ;;
+    --distribution) dist=$2; shift 2 ;;
+    --matrix) matrix=1; shift ;;
+    --seq-sizes) seq_sizes=$2; shift 2 ;;
+    --runtime) runtime=$2; shift 2 ;;
+    --warmup) warmup=$2; shift 2 ;;
+    --image-size) image_size=$2; shift 2 ;;
+    --osds) osds=$2; shift 2 ;;
+    --pool-size) pool_size=$2; shift 2 ;;
+    --pg-num) pg_num=$2; shift 2 ;;
+    --hdd-iops) hdd_iops=$2; shift 2 ;;
+    --hdd-mbps) hdd_mbps=$2; shift 2 ;;
+    --hdd-size) TB_HDD_SIZE=$2; shift 2 ;;
+    --nvme-size) TB_NVME_SIZE=$2; shift 2 ;;
+    --hdd-model) hdd_model=$2; shift 2 ;;
+    --workdir) workdir=$2; shift 2 ;;
+    --results) results=$2; shift 2 ;;
+    --keep) keep=1; shift ;;
+    --dry-run) dry=1; shift ;;
+    -h|--help) usage 0 ;;
+    *) echo "unknown option: $1" >&2; usage 1 ;;
+  esac
+done
+
+((${#profiles[@]})) || profiles=(mimstore mimstore-nomerge)
+[[ $osds =~ ^[1-3]$ ]] || die "--osds must be 1..3"
+if ! [[ $pool_size =~ ^[1-3]$ ]] || ((pool_size > osds)); then die "--pool-size must be 1..--osds"; fi
+[[ -n $pg_num ]] || pg_num=$((32 * osds))
+if ((matrix)); then
+  runtime=${runtime:-240}; warmup=${warmup:-60}
+else
+  runtime=${runtime:-90}; warmup=${warmup:-30}
+fi
+workdir=$(realpath -m "$workdir")
+# shellcheck disable=SC2034  # used by lib/testbed.sh
+TB_HDD_WIOPS=$hdd_iops TB_HDD_RIOPS=$hdd_iops
+# shellcheck disable=SC2034
+TB_HDD_WBPS=$((hdd_mbps * 1000000)) TB_HDD_RBPS=$((hdd_mbps * 1000000))
+image_bytes=$(to_bytes "$image_size")
+
+# Workload list: "rw bs threads dist" per line.
+workloads=()
+add_wl() { workloads+=("$1 $2 $3 $4"); }
+if ((matrix)); then
+  for bs in 4k 8k 64k; do
+    for t in 8 16 64; do
+      for d in uniform zipf:1.2; do add_wl randwrite "$bs" "$t" "$d"; done
+    done
+  done
+  IFS=, read -r -a _s <<<"$seq_sizes"
+  for bs in "${_s[@]}"; do add_wl write "$bs" 8 -; done
+else
+  [[ $rw == randwrite || $rw == write ]] || die "--rw must be randwrite or write"
+  [[ -n $sizes ]] || { [[ $rw == write ]] && sizes=4m || sizes=4k; }
+  IFS=, read -r -a _s <<<"$sizes"
+  IFS=, read -r -a _t <<<"$threads"
+  case $dist in
+    both) _d=(uniform zipf:1.2) ;;
+    uniform|zipf:*|pareto:*|normal:*) _d=("$dist") ;;
+    *) die "--distribution must be uniform, zipf:THETA or both" ;;
+  esac
+  [[ $rw == write ]] && _d=(-)
+  for bs in "${_s[@]}"; do
+    for t in "${_t[@]}"; do
+      for d in "${_d[@]}"; do add_wl "$rw" "$bs" "$t" "$d"; done
+    done
+  done
+fi
+
+wl_name() {  # rw bs threads dist -> randwrite-4k-t8-uniform
+  local n="$1-${2,,}-t$3"
+  [[ $4 != - ]] && n+="-${4//:/}"
+  echo "$n"
+}
+
+results=${results:-$workdir/results/$(date +%Y%m%d-%H%M%S)}
+per_wl=$((runtime + warmup))
+total_s=$((${#profiles[@]} * (${#workloads[@]} * (per_wl + 5) + 120)))
+step "plan"
+log "profiles:  ${profiles[*]}"
+log "workloads: $(for w in "${workloads[@]}"; do read -r a b c d <<<"$w"; printf '%s ' "$(wl_name "$a" "$b" "$c" "$d")"; done)"
+log "each: ${warmup} s warm-up (fixed, excluded) + ${runtime} s measured; image ${image_size} prefilled;" \
+    "${osds} OSD(s), pool size ${pool_size}, ${pg_num} PGs"
+log "HDD: ${hdd_iops} IOPS / ${hdd_mbps} MB/s throttle, ${TB_HDD_SIZE} XFS; NVMe: ${TB_NVME_SIZE} tmpfs loop per OSD"
+log "estimated duration: ~$((total_s / 60)) min; results: $results"
+((dry)) && exit 0
+
+# --- preflight ------------------------------------------------------------------------------
+require_root
+require_cmds fio rbd rados ceph ceph-authtool uuidgen ss jq timeout "$PY"
+fio --enghelp 2>/dev/null | grep -qw rbd || die "fio has no rbd engine (Debian 12's fio has it: sudo qa/setup.sh)"
+"$PY" -c 'import matplotlib, numpy' 2>/dev/null || die "$PY lacks matplotlib/numpy (sudo qa/setup.sh)"
+tb_init "$workdir"
+mkdir -p "$results/runs" "$results/logs"
+: >"$results/failures.txt"
+
+# Leftovers of a crashed run with this workdir go first.
+if [[ -s $TB_STATE ]] || losetup -n -l -O BACK-FILE 2>/dev/null | grep -qF "$TB_DIR/"; then
+  warn "leftovers of an earlier run in $workdir: tearing them down"
+  tb_down
+fi
+
+cleanup() {
+  local rc=$?
+  trap - EXIT INT TERM
+  if ((keep)) && ((rc == 0)); then
+    log "--keep: cluster and devices left up (CEPH_CONF=$workdir/cluster/ceph.conf); remove with: qa/testbed.sh down --workdir $workdir"
+  else
+    step "teardown"
+    tb_down || true
+  fi
+  exit "$rc"
+}
+trap cleanup EXIT
+# Ctrl-C / TERM: stop the running profile (its process tree, by pid), then exit
+# through cleanup. The profile runs as a background subshell so that the
+# signal is handled at once, not after the current fio run.
+interrupted=0
+child=""
+on_signal() {
+  interrupted=1
+  warn "interrupted; stopping"
+  if [[ -n $child ]] && pid_alive "$child"; then
+    # shellcheck disable=SC2046
+    kill -TERM $(descendants "$child") "$child" 2>/dev/null || true
+  else
+    exit 130
+  fi
+}
+trap on_signal INT TERM
+
+# --- environment record --------------------------------------------------------------------
+build_busy=$(pgrep -c -x ninja 2>/dev/null || true)
+"$PY" - "$results/env.json" "${argv[@]+"${argv[@]}"}" <<EOF
+import json, os, platform, subprocess, sys, time
+def sh(c):
+    try: return subprocess.run(c, shell=True, capture_output=True, text=True, timeout=20).stdout.strip()
+    except Exception as e: return str(e)
+env = {
+  "date": time.strftime("%Y-%m-%d %H:%M:%S %z"),
+  "command": " ".join(["qa/bench.sh"] + sys.argv[2:]),
+  "kernel": platform.release(), "cpus": os.cpu_count(),
+  "mem_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
+  "loadavg": os.getloadavg(),
+  "ninja_processes_at_start": int("${build_busy:-0}" or 0),
+  "reef_build_finished": os.path.exists("$MIMSTORE_BUILD_OK"),
+  "fio": sh("fio --version"), "pacific_ceph_osd": sh("ceph-osd --version"),
+  "vm_dirty": {k: sh("sysctl -n vm." + k) for k in ("dirty_ratio", "dirty_background_ratio", "dirty_expire_centisecs", "dirty_writeback_centisecs")},
+  "testbed": {"hdd_size": "$TB_HDD_SIZE", "nvme_size": "$TB_NVME_SIZE", "hdd_iops": $hdd_iops, "hdd_mb_s": $hdd_mbps,
+              "hdd_scheduler": "$TB_HDD_SCHED", "nvme_scheduler": "$TB_NVME_SCHED", "hdd_backing": "$TB_DIR", "nvme_backing": "$TB_SHM"},
+  "osds": $osds, "pool_size": $pool_size, "pg_num": $pg_num, "image_size": "$image_size",
+  "runtime_s": $runtime, "warmup_s": $warmup, "hdd_model": "$hdd_model",
+  "profiles": "${profiles[*]}".split(),
+}
+json.dump(env, open(sys.argv[1], "w"), indent=1)
+EOF
+if ((build_busy > 0)); then
+  warn "a build (ninja) is running: the CPU is shared, absolute figures are pessimistic"
+fi
+
+# --- one workload ------------------------------------------------------------------------------
+progress_filter() {   # fio's ETA lines (\r-separated) -> one line each 10 s
+  stdbuf -oL tr '\r' '\n' | grep --line-buffered -E 'eta [0-9]' |
+    awk -W interactive -v p="$1" 'NR % 10 == 0 {
+        sub(/^Jobs: [0-9]+ \([^)]*\)[^:]*: /, ""); printf "[%s] %s %s\n", strftime("%H:%M:%S"), p, $0; fflush() }' >&2
+}
+
+fio_base() {
+  echo --ioengine=rbd --clientname=admin --pool="$CLUSTER_POOL" --rbdname=bench \
+       --direct=1 --invalidate=0 --randrepeat=0 --norandommap
+}
+
+prefill() {
+  local dir=$1
+  log "prefill: sequential 4 MiB writes over the whole ${image_size} image"
+  # shellcheck disable=SC2046
+  fio --name=prefill $(fio_base) --rw=write --bs=4m --iodepth=4 --size="$image_bytes" \
+      --output-format=json --output="$dir/prefill.json" --eta=always --eta-newline=1 \
+      | progress_filter "prefill" || die "prefill failed (see $dir/prefill.json)"
+  jq -r '.jobs[0].write | "prefill: \(.io_bytes / 1048576 | floor) MiB at \(.bw_bytes / 1000000 * 10 | floor / 10) MB/s"' \
+    "$dir/prefill.json" >&2 || true
+}
+
+run_workload() {   # profile rw bs threads dist
+  local p=$1 wrw=$2 bs=$3 t=$4 d=$5 name dir inst sampler_pid devs=() procs=() w rc
+  name=$(wl_name "$wrw" "$bs" "$t" "$d")
+  dir=$results/runs/$p/$name
+  mkdir -p "$dir"
+  step "$p / $name: ${warmup} s warm-up + ${runtime} s measured"
+  jq -n --arg p "$p" --arg desc "$(profile_meta "$p" description)" --arg name "$name" \
+        --arg rw "$wrw" --arg bs "$bs" --argjson t "$t" --arg d "$d" \
+        --argjson runtime "$runtime" --argjson warmup "$warmup" --arg img "$image_size" \
+        --argjson osds "$osds" --argjson ps "$pool_size" --argjson pg "$pg_num" \
+        --slurpfile devs "$TB_DIR/devices.json" --arg osdpids "$CLUSTER_OSD_PIDS" \
+        --arg rule "fixed: the first ${warmup} s of each workload (fio ramp_time) are excluded" \
+    '{profile: $p, description: $desc, osds: $osds, pool_size: $ps, pg_num: $pg,
+      workload: {name: $name, rw: $rw, bs: $bs, threads: $t, distribution: $d,
+                 runtime: $runtime, warmup: $warmup, image_size: $img},
+      warmup_rule: $rule, devices: $devs[0], osd_pids: $osdpids}' >"$dir/meta.json"
+
+  for w in "${TB_HDD_DEVS[@]}" "${TB_NVME_DEVS[@]}" "${TB_WAL_DEVS[@]}"; do devs+=(--dev "$(basename "$w")"); done
+  for w in $CLUSTER_OSD_PIDS; do procs+=(--proc "$w"); done
+  inst=$(trace_start "$p-$name" "$dir/hdd.trace" "${TB_HDD_DEVS[@]}")
+  trace_mark "$inst" start
+  "$PY" "$QA_DIR/sampler.py" --out "$dir/samples.jsonl" --marker "$inst/trace_marker" \
+    "${devs[@]}" "${procs[@]}" &
+  sampler_pid=$!
+  _tb_rec pid "$sampler_pid" sampler
+
+  local dopt=()
+  case $d in
+    -) ;;
+    uniform) dopt=(--random_distribution=random) ;;
+    *) dopt=(--random_distribution="$d") ;;
+  esac
+  # shellcheck disable=SC2046
+  (cd "$dir" && fio --name=bench $(fio_base) --rw="$wrw" --bs="$bs" --iodepth="$t" --numjobs=1 \
+      "${dopt[@]}" --time_based --ramp_time="$warmup" --runtime="$runtime" \
+      --write_iops_log=fio --write_lat_log=fio --log_avg_msec=1000 --log_unix_epoch=1 \
+      --output-format=json --output=fio.json --eta=always --eta-newline=1) | progress_filter "$p/$name"
+  rc=${PIPESTATUS[0]}
+  trace_mark "$inst" end
+  kill -TERM "$sampler_pid" 2>/dev/null || true
+  wait "$sampler_pid" 2>/dev/null || true
+  trace_stop "$inst"
+  ((rc == 0)) || die "fio failed (rc $rc) for $p/$name; see $dir/fio.json and $CLUSTER_DIR/out/"
+  "$PY" "$QA_DIR/analyze.py" --model "$hdd_model" "$dir" >&2 || die "analysis failed for $dir"
+}
+
+# --- one profile (runs in a subshell: a failure ends this profile only) ----------------------------
+run_profile() {
+  local p=$1 why
+  why=$(profile_check "$p") || { echo "$p: cannot run: $why" >>"$results/failures.txt"; die "profile $p cannot run: $why"; }
+  # shellcheck disable=SC2034  # used by lib/testbed.sh
+  TB_HDD_FS=$(profile_meta "$p" hdd); TB_HDD_FS=${TB_HDD_FS:-xfs}
+  if [[ $(profile_meta "$p" wal) == yes ]]; then TB_WAL_SIZE=${TB_WAL_SIZE_BLUESTORE:-1G}; else TB_WAL_SIZE=0; fi
+  tb_up "$osds"
+  cluster_start "$p" "$osds" "$pool_size" "$pg_num"
+  cluster_versions >"$results/logs/$p.versions.json" || true
+  timeout 60 rbd --conf "$CEPH_CONF" create --size "$((image_bytes >> 20))M" "$CLUSTER_POOL/bench" ||
+    die "rbd create failed"
+  mkdir -p "$results/runs/$p"
+  prefill "$results/runs/$p"
+  local w a b c d
+  for w in "${workloads[@]}"; do
+    read -r a b c d <<<"$w"
+    run_workload "$p" "$a" "$b" "$c" "$d"
+  done
+}
+
+save_logs() {   # keep the cluster's logs with the results (bounded)
+  local p=$1 f
+  [[ -d $workdir/cluster ]] || return 0
+  mkdir -p "$results/logs/$p"
+  cp -f "$workdir/cluster/ceph.conf" "$workdir/cluster/start.log" "$results/logs/$p/" 2>/dev/null || true
+  for f in "$workdir"/cluster/out/*.log; do
+    [[ -f $f ]] && tail -c 20000000 "$f" >"$results/logs/$p/$(basename "$f")"
+  done
+}
+
+i=0
+for p in "${profiles[@]}"; do
+  i=$((i + 1))
+  step "profile $p ($i/${#profiles[@]}): $(profile_meta "$p" description 2>/dev/null || true)"
+  ( set -e; trap 'exit 130' INT TERM; run_profile "$p" ) &
+  child=$!
+  rc=0
+  wait "$child" || rc=$?
+  if ((interrupted)); then
+    wait "$child" 2>/dev/null || true
+    save_logs "$p"
+    exit 130
+  fi
+  child=""
+  if ((rc != 0)); then
+    grep -q "^$p:" "$results/failures.txt" || echo "$p: failed (rc $rc); see the log above and $results/logs/$p/" >>"$results/failures.txt"
+    warn "profile $p failed; continuing with the next one"
+  fi
+  save_logs "$p"
+  if ((keep)) && ((i == ${#profiles[@]})); then
+    break
+  fi
+  CLUSTER_DIR=$workdir/cluster
+  cluster_stop || true
+  tb_down
+done
+
+step "report"
+"$PY" "$QA_DIR/report.py" "$results" || warn "report generation failed"
+if [[ -s $results/failures.txt ]]; then
+  warn "some profiles did not run:"
+  sed 's/^/  /' "$results/failures.txt" >&2
+fi
+log "results: $results"

@@ -1,0 +1,93 @@
+# shellcheck shell=bash
+# qa/lib/common.sh - logging, defaults and small helpers shared by qa/*.sh.
+# Sourced, not executed.
+
+QA_DIR=${QA_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+REPO_DIR=${REPO_DIR:-$(cd "$QA_DIR/.." && pwd)}
+PY=${PY:-/usr/bin/python3}          # Debian's, which has numpy/matplotlib
+
+# Where the Reef build and source live (same defaults as cmake/common.sh).
+MIMSTORE_BUILD_DIR=${MIMSTORE_BUILD_DIR:-/var/tmp/mimstore/build}
+MIMSTORE_SRC_DIR=${MIMSTORE_SRC_DIR:-/var/tmp/mimstore/src/ceph-18.2.7+ds}
+MIMSTORE_BUILD_OK=${MIMSTORE_BUILD_OK:-$MIMSTORE_BUILD_DIR/.mimstore-build-ok}
+
+BENCH_WORKDIR=${BENCH_WORKDIR:-/var/tmp/mimstore-bench}
+
+_ts() { date +%H:%M:%S; }
+log()  { printf '[%s] %s\n' "$(_ts)" "$*" >&2; }
+step() { printf '\n[%s] == %s\n' "$(_ts)" "$*" >&2; }
+warn() { printf '[%s] WARNING: %s\n' "$(_ts)" "$*" >&2; }
+die()  { printf '[%s] ERROR: %s\n' "$(_ts)" "$*" >&2; exit 1; }
+
+# Run a command, log it; with output to a log file when given as LOG=...
+run() {
+  log "+ $*"
+  "$@"
+}
+
+require_root() {
+  [[ $(id -u) -eq 0 ]] || die "must run as root (loop devices, mounts, blkio cgroup, tracefs)"
+}
+
+require_cmds() {
+  local c missing=()
+  for c in "$@"; do command -v "$c" >/dev/null 2>&1 || missing+=("$c"); done
+  ((${#missing[@]} == 0)) || die "missing commands: ${missing[*]} (run: sudo qa/setup.sh)"
+}
+
+# Size strings (4k, 16M, 2G, 1T; binary units) to bytes.
+to_bytes() {
+  local s=${1^^} n unit
+  [[ $s =~ ^([0-9]+)([KMGT]?)I?B?$ ]] || { echo "bad size: $1" >&2; return 1; }
+  n=${BASH_REMATCH[1]} unit=${BASH_REMATCH[2]}
+  case $unit in
+    K) echo $((n << 10)) ;; M) echo $((n << 20)) ;;
+    G) echo $((n << 30)) ;; T) echo $((n << 40)) ;; *) echo "$n" ;;
+  esac
+}
+
+# Wait until "$@" succeeds, at most $1 seconds (first arg), polling each second.
+wait_until() {
+  local timeout=$1; shift
+  local deadline=$((SECONDS + timeout))
+  until "$@" >/dev/null 2>&1; do
+    ((SECONDS < deadline)) || return 1
+    sleep 1
+  done
+}
+
+# Is PID alive and is its executable/cmdline ours? (never kill by name)
+pid_alive() { [[ -n ${1:-} ]] && kill -0 "$1" 2>/dev/null; }
+
+# Terminate a list of PIDs we started: TERM, wait up to $KILL_GRACE s, KILL.
+kill_pids() {
+  local grace=${KILL_GRACE:-15} p alive
+  local pids=()
+  for p in "$@"; do pid_alive "$p" && pids+=("$p"); done
+  ((${#pids[@]})) || return 0
+  log "stopping pids: ${pids[*]}"
+  kill -TERM "${pids[@]}" 2>/dev/null || true
+  local deadline=$((SECONDS + grace))
+  while ((SECONDS < deadline)); do
+    alive=0
+    for p in "${pids[@]}"; do pid_alive "$p" && alive=1; done
+    ((alive)) || return 0
+    sleep 0.5
+  done
+  for p in "${pids[@]}"; do
+    if pid_alive "$p"; then
+      warn "pid $p did not exit on TERM; sending KILL"
+      kill -KILL "$p" 2>/dev/null || true
+    fi
+  done
+  sleep 0.5
+}
+
+# descendants PID: all descendant pids of PID (children first), from ps --ppid.
+descendants() {
+  local c
+  for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do
+    descendants "$c"
+    echo "$c"
+  done
+}

@@ -1,0 +1,378 @@
+#!/usr/bin/python3
+"""Combine the runs of one bench.sh invocation into results.md, results.json, plots.
+
+Usage: report.py RESULTS_DIR
+Reads RESULTS_DIR/runs/<profile>/<workload>/run.json (qa/analyze.py),
+RESULTS_DIR/env.json and RESULTS_DIR/failures.txt. Writes into RESULTS_DIR:
+  results.md     the table, the same-run ratios, notes
+  results.json   every figure of every run, the ratios, the environment
+  *.png          IOPS and latency over time per workload, IOPS by size and
+                 threads, NVMe busy and OSD memory, device activity over time
+and prints results.md.
+"""
+
+import glob
+import json
+import os
+import sys
+
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+REFERENCE = "filestore-pacific"
+OTHERS = ["bluestore-hybrid", "mimstore-nomerge"]
+SUBJECT = "mimstore"
+ORDER = ["mimstore", "mimstore-nomerge", "bluestore-hybrid", "filestore-pacific"]
+
+
+def fmt(x, f="%.1f"):
+    if x is None:
+        return "-"
+    return f % x
+
+
+def load(results):
+    runs = []
+    for path in sorted(glob.glob(os.path.join(results, "runs", "*", "*", "run.json"))):
+        with open(path) as f:
+            runs.append(json.load(f))
+    env = {}
+    if os.path.exists(os.path.join(results, "env.json")):
+        env = json.load(open(os.path.join(results, "env.json")))
+    failures = []
+    fp = os.path.join(results, "failures.txt")
+    if os.path.exists(fp):
+        failures = [l.strip() for l in open(fp) if l.strip()]
+    return runs, env, failures
+
+
+def prof_key(p):
+    return (ORDER.index(p) if p in ORDER else len(ORDER), p)
+
+
+def wl_key(w):
+    wl = w if isinstance(w, dict) else None
+    if wl is None:
+        return (w,)
+    bs = wl["bs"].lower()
+    mult = {"k": 1, "m": 1024, "g": 1 << 20}.get(bs[-1], 1 / 1024)
+    num = float(bs[:-1]) if bs[-1] in "kmg" else float(bs)
+    return (wl["rw"] != "randwrite", num * mult, wl["threads"], wl["distribution"])
+
+
+def row(r):
+    c, h, m, n, mem = r["client"], r["hdd"], r["hdd_model"], r["nvme"], r["memory"]
+    ps = c["per_second"]
+    mp = m.get("per_client_write", {}) if m.get("available") else {}
+    return [
+        r["profile"],
+        fmt(c["iops_mean"], "%.0f"),
+        fmt(c["bw_mb_s"], "%.1f"),
+        fmt(c["lat_ms"]["p50"], "%.2f"),
+        fmt(c["lat_ms"]["p99"], "%.1f"),
+        fmt(c["lat_ms"]["p99_9"], "%.1f"),
+        "%d" % ps.get("zero_seconds", 0),
+        fmt(ps.get("cv"), "%.2f"),
+        fmt(h["per_client_write"]["write_requests"], "%.3f"),
+        fmt(mp.get("write_requests"), "%.3f"),
+        fmt((h["per_client_write"]["write_bytes"] or 0) / 1024.0, "%.1f"),
+        fmt(mp.get("modelled_ms"), "%.2f"),
+        fmt(m.get("modelled_iops") if m.get("available") else None, "%.0f"),
+        fmt(n["busy_pct_max"], "%.1f"),
+        fmt(mem.get("total_rss_mb_max"), "%.0f"),
+    ]
+
+
+HEADER = ["profile", "IOPS", "MB/s", "p50 ms", "p99 ms", "p99.9 ms", "s at 0", "CV",
+          "HDD wr/cw (stat)", "HDD wr/cw (trace)", "HDD KiB/cw", "model ms/cw",
+          "model IOPS", "NVMe busy %", "OSD RSS MiB max"]
+
+
+def md_table(header, rows):
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def ratio(a, b):
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+def compute_ratios(by_wl):
+    out = {}
+    for wl, runs in by_wl.items():
+        rp = {r["profile"]: r for r in runs}
+        if SUBJECT not in rp:
+            continue
+        s = rp[SUBJECT]
+        for other in [REFERENCE] + OTHERS:
+            if other not in rp:
+                continue
+            o = rp[other]
+            out.setdefault(wl, {})[other] = {
+                "iops": ratio(s["client"]["iops_mean"], o["client"]["iops_mean"]),
+                "p99_latency": ratio(s["client"]["lat_ms"]["p99"], o["client"]["lat_ms"]["p99"]),
+                "p99_9_latency": ratio(s["client"]["lat_ms"]["p99_9"], o["client"]["lat_ms"]["p99_9"]),
+                "hdd_write_requests_per_cw": ratio(s["hdd"]["per_client_write"]["write_requests"],
+                                                   o["hdd"]["per_client_write"]["write_requests"]),
+                "modelled_iops": ratio(s["hdd_model"].get("modelled_iops"),
+                                       o["hdd_model"].get("modelled_iops")),
+                "osd_rss_max": ratio(s["memory"].get("total_rss_mb_max"),
+                                     o["memory"].get("total_rss_mb_max")),
+            }
+    return out
+
+
+# --- plots ----------------------------------------------------------------------------
+
+def _colors(profiles):
+    cmap = {"mimstore": "tab:green", "mimstore-nomerge": "tab:olive",
+            "bluestore-hybrid": "tab:blue", "filestore-pacific": "tab:red"}
+    extra = iter(["tab:purple", "tab:brown", "tab:pink", "tab:gray", "tab:cyan"])
+    return {p: cmap.get(p) or next(extra) for p in profiles}
+
+
+def plot_time(by_wl, results, colors):
+    files = []
+    for wl, runs in by_wl.items():
+        fig, ax = plt.subplots(figsize=(10, 4))
+        for r in sorted(runs, key=lambda r: prof_key(r["profile"])):
+            s = r["series"]["iops"]
+            ax.plot(range(1, len(s) + 1), s, label="%s (CV %s, %d s at 0)" % (
+                r["profile"], fmt(r["client"]["per_second"].get("cv"), "%.2f"),
+                r["client"]["per_second"].get("zero_seconds", 0)),
+                color=colors[r["profile"]], lw=1)
+        ax.set_xlabel("seconds into the measured window (after %s s warm-up)" % runs[0]["window"]["warmup_s"])
+        ax.set_ylabel("client write IOPS (per second)")
+        ax.set_title("IOPS over time: %s" % wl)
+        ax.set_ylim(bottom=0)
+        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3)
+        fn = "iops_time_%s.png" % wl
+        fig.tight_layout()
+        fig.savefig(os.path.join(results, fn), dpi=110)
+        plt.close(fig)
+        files.append(fn)
+
+        fig, ax = plt.subplots(figsize=(10, 4))
+        for r in sorted(runs, key=lambda r: prof_key(r["profile"])):
+            s = r["series"]["lat_ms"]
+            xs = list(range(1, len(s) + 1))
+            ys = [float("nan") if v is None else v for v in s]     # gaps stay gaps
+            ax.plot(xs, ys, ".-", ms=3, lw=0.8, label="%s (p99 %s ms)" % (
+                r["profile"], fmt(r["client"]["lat_ms"]["p99"], "%.1f")), color=colors[r["profile"]])
+        ax.set_yscale("log")
+        ax.set_xlabel("seconds into the measured window (no point: no write completed)")
+        ax.set_ylabel("mean completion latency (ms)")
+        ax.set_title("Latency over time: %s" % wl)
+        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3, which="both")
+        fn = "latency_time_%s.png" % wl
+        fig.tight_layout()
+        fig.savefig(os.path.join(results, fn), dpi=110)
+        plt.close(fig)
+        files.append(fn)
+
+        fig, axs = plt.subplots(3, 1, figsize=(10, 7), sharex=True)
+        for r in sorted(runs, key=lambda r: prof_key(r["profile"])):
+            se = r["series"]
+            x = range(1, len(se["iops"]) + 1)
+            axs[0].plot(x, se["hdd_write_req_s"], color=colors[r["profile"]], lw=0.8, label=r["profile"])
+            axs[1].plot(x, [v if v is not None else float("nan") for v in se["nvme_busy_pct"]],
+                        color=colors[r["profile"]], lw=0.8)
+            axs[2].plot(x, [v if v is not None else float("nan") for v in se["osd_rss_mb"]],
+                        color=colors[r["profile"]], lw=0.8)
+        axs[0].set_ylabel("HDD write req/s")
+        axs[1].set_ylabel("NVMe busy %")
+        axs[2].set_ylabel("OSD RSS MiB")
+        axs[2].set_xlabel("seconds into the measured window")
+        axs[0].legend(fontsize=8)
+        axs[0].set_title("Devices and memory over time: %s" % wl)
+        for a in axs:
+            a.grid(alpha=0.3)
+        fn = "devices_time_%s.png" % wl
+        fig.tight_layout()
+        fig.savefig(os.path.join(results, fn), dpi=110)
+        plt.close(fig)
+        files.append(fn)
+    return files
+
+
+def plot_by_size_threads(runs, results, colors):
+    rnd = [r for r in runs if r["workload"]["rw"] == "randwrite"]
+    seq = [r for r in runs if r["workload"]["rw"] == "write"]
+    files = []
+    profiles = sorted({r["profile"] for r in runs}, key=prof_key)
+    dists = sorted({r["workload"]["distribution"] for r in rnd})
+    if rnd:
+        fig, axs = plt.subplots(len(dists), 1, figsize=(11, 3.6 * len(dists)), squeeze=False)
+        for ax, d in zip(axs[:, 0], dists):
+            groups = sorted({(r["workload"]["bs"], r["workload"]["threads"]) for r in rnd
+                             if r["workload"]["distribution"] == d},
+                            key=lambda g: wl_key({"rw": "randwrite", "bs": g[0], "threads": g[1],
+                                                  "distribution": d}))
+            width = 0.8 / max(1, len(profiles))
+            for j, p in enumerate(profiles):
+                ys = []
+                for g in groups:
+                    m = [r for r in rnd if r["profile"] == p and r["workload"]["distribution"] == d
+                         and (r["workload"]["bs"], r["workload"]["threads"]) == g]
+                    ys.append(m[0]["client"]["iops_mean"] if m else 0)
+                ax.bar([i + j * width for i in range(len(groups))], ys, width, label=p, color=colors[p])
+            ax.set_xticks([i + width * (len(profiles) - 1) / 2 for i in range(len(groups))])
+            ax.set_xticklabels(["%s\n%d thr" % g for g in groups])
+            ax.set_ylabel("IOPS")
+            ax.set_title("Random writes by size and threads (%s)" % d)
+            ax.legend(fontsize=8)
+            ax.grid(alpha=0.3, axis="y")
+        fig.tight_layout()
+        fn = "iops_by_size_threads.png"
+        fig.savefig(os.path.join(results, fn), dpi=110)
+        plt.close(fig)
+        files.append(fn)
+    if seq:
+        fig, ax = plt.subplots(figsize=(8, 3.6))
+        groups = sorted({r["workload"]["bs"] for r in seq},
+                        key=lambda b: wl_key({"rw": "write", "bs": b, "threads": 0, "distribution": "-"}))
+        width = 0.8 / max(1, len(profiles))
+        for j, p in enumerate(profiles):
+            ys = []
+            for g in groups:
+                m = [r for r in seq if r["profile"] == p and r["workload"]["bs"] == g]
+                ys.append(m[0]["client"]["bw_mb_s"] if m else 0)
+            ax.bar([i + j * width for i in range(len(groups))], ys, width, label=p, color=colors[p])
+        ax.set_xticks([i + width * (len(profiles) - 1) / 2 for i in range(len(groups))])
+        ax.set_xticklabels(groups)
+        ax.set_ylabel("MB/s")
+        ax.set_title("Sequential writes")
+        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3, axis="y")
+        fig.tight_layout()
+        fn = "seq_throughput.png"
+        fig.savefig(os.path.join(results, fn), dpi=110)
+        plt.close(fig)
+        files.append(fn)
+    return files
+
+
+def plot_nvme_memory(by_wl, results, colors):
+    wls = list(by_wl)
+    profiles = sorted({r["profile"] for rs in by_wl.values() for r in rs}, key=prof_key)
+    fig, axs = plt.subplots(1, 2, figsize=(12, 4))
+    width = 0.8 / max(1, len(profiles))
+    for j, p in enumerate(profiles):
+        busy, rss = [], []
+        for wl in wls:
+            m = [r for r in by_wl[wl] if r["profile"] == p]
+            busy.append((m[0]["nvme"]["busy_pct_max"] or 0) if m else 0)
+            rss.append((m[0]["memory"].get("total_rss_mb_max") or 0) if m else 0)
+        xs = [i + j * width for i in range(len(wls))]
+        axs[0].bar(xs, busy, width, label=p, color=colors[p])
+        axs[1].bar(xs, rss, width, label=p, color=colors[p])
+    for a, t in zip(axs, ["NVMe busy % (io_ticks, busiest NVMe loop)", "OSD RSS MiB (max, all OSDs)"]):
+        a.set_xticks([i + width * (len(profiles) - 1) / 2 for i in range(len(wls))])
+        a.set_xticklabels(wls, rotation=30, ha="right", fontsize=7)
+        a.set_title(t)
+        a.grid(alpha=0.3, axis="y")
+        a.legend(fontsize=8)
+    fig.tight_layout()
+    fn = "nvme_memory.png"
+    fig.savefig(os.path.join(results, fn), dpi=110)
+    plt.close(fig)
+    return [fn]
+
+
+def main(argv=None):
+    argv = argv if argv is not None else sys.argv[1:]
+    if len(argv) != 1:
+        print(__doc__)
+        return 2
+    results = argv[0]
+    runs, env, failures = load(results)
+    by_wl = {}
+    for r in sorted(runs, key=lambda r: (wl_key(r["workload"]), prof_key(r["profile"]))):
+        by_wl.setdefault(r["workload"]["name"], []).append(r)
+    ratios = compute_ratios(by_wl)
+    colors = _colors(sorted({r["profile"] for r in runs}, key=prof_key))
+    plots = []
+    if runs:
+        plots += plot_time(by_wl, results, colors)
+        plots += plot_by_size_threads(runs, results, colors)
+        plots += plot_nvme_memory(by_wl, results, colors)
+
+    md = ["# mimstore benchmark results", ""]
+    if env:
+        md += ["- date: %s" % env.get("date"),
+               "- command: `%s`" % env.get("command"),
+               "- machine: %s CPUs, %s GiB RAM, kernel %s; load average at start %s" % (
+                   env.get("cpus"), env.get("mem_gib"), env.get("kernel"),
+                   " ".join("%.1f" % x for x in env.get("loadavg", []))),
+               "- test bed: HDD = XFS on a loop device (%s sparse, %s), blkio throttle %s IOPS and %s MB/s;"
+               " NVMe = loop on tmpfs (%s per OSD, %s), no throttle" % (
+                   env["testbed"]["hdd_size"], env["testbed"]["hdd_scheduler"],
+                   env["testbed"]["hdd_iops"], env["testbed"]["hdd_mb_s"],
+                   env["testbed"]["nvme_size"], env["testbed"]["nvme_scheduler"]),
+               "- cluster: %s OSD(s), pool size %s, %s PGs, image %s prefilled; fio rbd, one job, iodepth = threads" % (
+                   env.get("osds"), env.get("pool_size"), env.get("pg_num"), env.get("image_size")),
+               "- window: %s s warm-up excluded (fixed), %s s measured per workload" % (
+                   env.get("warmup_s"), env.get("runtime_s")),
+               "- HDD model: %s (qa/hddmodel.py)" % env.get("hdd_model")]
+        if env.get("ninja_processes_at_start"):
+            md.append("- **a build was running during this run: the 2 CPUs were shared, "
+                      "CPU-bound figures are pessimistic**")
+        md.append("")
+    md += ["cw = client write. HDD wr/cw: HDD write requests per client write, from "
+           "/sys/block/*/stat deltas (stat) and from the tracefs request stream (trace). "
+           "model ms/cw: modelled disk service time per client write of the busiest HDD; "
+           "model IOPS = 1000 / model ms/cw, what real disks would sustain. "
+           "s at 0: seconds of the window without a single completed write. "
+           "CV: coefficient of variation of per-second IOPS.", ""]
+    for wl, rs in by_wl.items():
+        md += ["## %s" % wl, "", md_table(HEADER, [row(r) for r in rs]), ""]
+        for r in rs:
+            ps = r["client"]["per_second"]
+            zr, br = ps.get("zero_runs") or {}, ps.get("busy_runs") or {}
+            md.append("- %s: per-second IOPS %s..%s, 10 s moving average %s..%s; %s freezes of %s-%s s "
+                      "(median %s) between bursts of %s-%s s; "
+                      "NVMe writes %s KiB/cw; OSD CPU %s%%, machine CPU busy %s%%" % (
+                          r["profile"], fmt(ps.get("min"), "%.0f"), fmt(ps.get("max"), "%.0f"),
+                          fmt(ps.get("ma10_min"), "%.0f"), fmt(ps.get("ma10_max"), "%.0f"),
+                          zr.get("count", 0), zr.get("min") or 0, zr.get("max") or 0, zr.get("median") or 0,
+                          br.get("min") or 0, br.get("max") or 0,
+                          fmt((r["nvme"]["write_bytes_per_client_write"] or 0) / 1024.0, "%.1f"),
+                          fmt(r["cpu"].get("osd_cpu_pct_total"), "%.0f"),
+                          fmt(r["cpu"].get("system_busy_pct"), "%.0f")))
+        md.append("")
+    if ratios:
+        md += ["## Ratios, %s to the others (same run)" % SUBJECT, "",
+               "Above 1 is better for IOPS and modelled IOPS, below 1 is better for latency, "
+               "HDD requests and memory.", ""]
+        rows = []
+        for wl, d in ratios.items():
+            for other, v in d.items():
+                rows.append([wl, "%s / %s" % (SUBJECT, other), fmt(v["iops"], "%.2f"),
+                             fmt(v["modelled_iops"], "%.2f"), fmt(v["p99_latency"], "%.3f"),
+                             fmt(v["p99_9_latency"], "%.3f"),
+                             fmt(v["hdd_write_requests_per_cw"], "%.3f"), fmt(v["osd_rss_max"], "%.2f")])
+        md += [md_table(["workload", "ratio", "IOPS", "model IOPS", "p99 lat", "p99.9 lat",
+                         "HDD wr/cw", "OSD RSS"], rows), ""]
+    if failures:
+        md += ["## Profiles that did not run", ""] + ["- %s" % f for f in failures] + [""]
+    if plots:
+        md += ["## Plots", ""] + ["- [%s](%s)" % (p, p) for p in plots] + [""]
+
+    text = "\n".join(md)
+    with open(os.path.join(results, "results.md"), "w") as f:
+        f.write(text)
+    with open(os.path.join(results, "results.json"), "w") as f:
+        json.dump({"environment": env, "runs": runs, "ratios": ratios,
+                   "failures": failures, "plots": plots}, f, indent=1)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

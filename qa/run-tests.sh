@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# mimstore's test command (the README's; .ci/run calls it).
+#
+#   qa/run-tests.sh            both tiers
+#   qa/run-tests.sh --quick    Ceph-free tier only (seconds)
+#   qa/run-tests.sh --long     also the long variants (full ObjectStore suite
+#                              twice, crash loops, kill -9 cycles)
+#
+# Tiers:
+#   Ceph-free  the MIM core library and its tests (gtest, ThreadSanitizer
+#              run of the concurrency tests), the benchmark harness's python
+#              tests. Always runs; needs only Debian's compilers and gtest.
+#   Ceph       runs whenever a Ceph build is present in $MIMSTORE_WORKDIR:
+#              brings it up to date with this checkout (patch series and
+#              overlay; an incremental build), then ceph_test_mimstore,
+#              ceph_test_objectstore on mimstore (merge on and off), the
+#              crash tests and a vstart smoke test. When there is no build it
+#              prints "ceph tier: NOT RUN (<reason>)" and the exit status is
+#              the Ceph-free tier's.
+set -uo pipefail
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+source "$REPO/cmake/common.sh"
+
+MODE=normal
+for a in "$@"; do
+  case $a in
+    --quick) MODE=quick ;;
+    --long) MODE=long ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    *) echo "unknown argument $a" >&2; exit 2 ;;
+  esac
+done
+
+PY=/usr/bin/python3
+RESULTS=()
+FAILED=0
+note() { printf '\n==== %s\n' "$*"; }
+record() {  # record NAME STATUS
+  RESULTS+=("$1: $2")
+  [ "$2" = PASSED ] || FAILED=1
+}
+run_step() {  # run_step NAME cmd...
+  local name=$1; shift
+  note "$name"
+  local start=$SECONDS
+  if "$@"; then
+    record "$name" PASSED
+  else
+    record "$name" FAILED
+  fi
+  echo "---- $name: $((SECONDS - start)) s"
+}
+
+# ---------------------------------------------------------------------------
+# Ceph-free tier
+
+CORE_BUILD=${MIMSTORE_CORE_BUILD:-$MIMSTORE_WORKDIR/core-build}
+core_build() {
+  cmake -S "$REPO" -B "$CORE_BUILD/release" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
+    ninja -C "$CORE_BUILD/release" mimcore_tests
+}
+core_tests() {
+  "$CORE_BUILD/release/mimcore_tests" --gtest_brief=1
+}
+core_tsan() {
+  cmake -S "$REPO" -B "$CORE_BUILD/tsan" -G Ninja -DMIMSTORE_TSAN=ON >/dev/null &&
+    ninja -C "$CORE_BUILD/tsan" mimcore_tests &&
+    TSAN_OPTIONS="halt_on_error=1" "$CORE_BUILD/tsan/mimcore_tests" \
+      --gtest_brief=1 --gtest_filter='*Concurrency*:*Concurrent*'
+}
+py_tests() {
+  (cd "$REPO/qa" && $PY -m unittest -q test_hddmodel test_analyze)
+}
+
+# A fresh Debian 12 machine: install what the Ceph-free tier needs.
+"$REPO/cmake/install-deps.sh" core || { echo "cannot install the Ceph-free tier's packages"; exit 1; }
+run_step "core build" core_build
+run_step "core tests (gtest)" core_tests
+run_step "core concurrency tests under ThreadSanitizer" core_tsan
+run_step "harness python tests" py_tests
+CEPH_FREE_FAILED=$FAILED
+
+# ---------------------------------------------------------------------------
+# Ceph tier
+
+ceph_tier_reason=""
+if [ "$MODE" = quick ]; then
+  ceph_tier_reason="--quick"
+elif [ ! -x "$CEPH_BUILD_DIR/bin/ceph-osd" ]; then
+  ceph_tier_reason="no Ceph build at $CEPH_BUILD_DIR (make one with cmake/ceph-build.sh; the first build takes about 70 minutes on 2 cores)"
+fi
+
+FAILED=0
+if [ -z "$ceph_tier_reason" ]; then
+  BIN=$CEPH_BUILD_DIR/bin
+  # Up to date with this checkout: patches, overlay, incremental build.
+  run_step "ceph build (incremental, patch series + overlay)" \
+    "$REPO/cmake/ceph-build.sh"
+  if [ "$FAILED" = 0 ]; then
+    TESTDIR=$(mktemp -d /var/tmp/mimstore-tests.XXXXXX)
+    trap 'rm -rf "$TESTDIR"' EXIT
+    export MIMSTORE_TEST_DIR=$TESTDIR
+    run_step "ceph_test_mimstore" \
+      "$BIN/ceph_test_mimstore" --gtest_brief=1
+    # The ObjectStore suite on mimstore (instantiation index 3: memstore,
+    # bluestore, kstore, mimstore), merge on and off.
+    objectstore_suite() {
+      local merge=$1 filter
+      filter=$("$REPO/qa/objectstore-filter.sh" "$MODE")
+      (cd "$TESTDIR" && "$BIN/ceph_test_objectstore" --gtest_brief=1 \
+         --gtest_filter="$filter" --mimstore_merge="$merge" \
+         --mimstore_journal_throughput=1000000000 \
+         --log-file="$TESTDIR/objectstore-$merge.log" --debug-mimstore=5)
+    }
+    run_step "ceph_test_objectstore on mimstore, merge on" objectstore_suite true
+    run_step "ceph_test_objectstore on mimstore, merge off" objectstore_suite false
+    if [ -x "$REPO/qa/crash/crash-loop.sh" ]; then
+      run_step "crash loop (power loss at walking I/O points)" \
+        "$REPO/qa/crash/crash-loop.sh" "$MODE"
+    fi
+    run_step "vstart smoke test (1 mon, 3 mimstore OSDs)" \
+      "$REPO/qa/vstart-smoke.sh"
+    if [ "$MODE" = long ] && [ -x "$REPO/qa/crash/kill9-cycles.sh" ]; then
+      run_step "kill -9 under load (vstart, fio verify)" \
+        "$REPO/qa/crash/kill9-cycles.sh"
+    fi
+  fi
+fi
+
+# ---------------------------------------------------------------------------
+note "summary"
+for r in "${RESULTS[@]}"; do
+  echo "  $r"
+done
+if [ "$CEPH_FREE_FAILED" = 0 ]; then
+  echo "ceph-free tier: PASSED"
+else
+  echo "ceph-free tier: FAILED"
+fi
+if [ -n "$ceph_tier_reason" ]; then
+  echo "ceph tier: NOT RUN ($ceph_tier_reason)"
+  exit "$CEPH_FREE_FAILED"
+fi
+if [ "$FAILED" = 0 ]; then
+  echo "ceph tier: PASSED"
+else
+  echo "ceph tier: FAILED"
+fi
+[ "$CEPH_FREE_FAILED" = 0 ] && [ "$FAILED" = 0 ]

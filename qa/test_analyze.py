@@ -1,0 +1,179 @@
+#!/usr/bin/python3
+"""Unit tests of qa/analyze.py (Ceph-free, synthetic run directories).
+
+Run: /usr/bin/python3 -m pytest qa/test_analyze.py
+"""
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import analyze  # noqa: E402
+
+T0 = 1_700_000_000.0          # window start (wall clock, s)
+
+
+class PerSecondTest(unittest.TestCase):
+    def test_missing_seconds_become_zero(self):
+        # fio's averaged log has no line for seconds without completions.
+        samples = [(int((T0 + k) * 1000) + 3, 100.0) for k in (1, 2, 3, 8, 9, 10)]
+        s = analyze.per_second(samples, T0, 10, 0.0)
+        self.assertEqual(s, [100, 100, 100, 0, 0, 0, 0, 100, 100, 100])
+
+    def test_jitter_goes_to_the_free_neighbour(self):
+        samples = [(int((T0 + 1) * 1000), 10.0), (int((T0 + 1.45) * 1000), 20.0)]
+        s = analyze.per_second(samples, T0, 3, 0.0)
+        self.assertEqual(s, [10.0, 20.0, 0.0])
+
+    def test_outside_window_ignored(self):
+        samples = [(int((T0 - 5) * 1000), 7.0), (int((T0 + 50) * 1000), 7.0)]
+        self.assertEqual(analyze.per_second(samples, T0, 3, 0.0), [0.0, 0.0, 0.0])
+
+    def test_latency_fill_none(self):
+        s = analyze.per_second([(int((T0 + 2) * 1000), 5e6)], T0, 3, None)
+        self.assertEqual(s, [None, 5e6, None])
+
+
+class StatsTest(unittest.TestCase):
+    def test_flat(self):
+        st = analyze.series_stats([200.0] * 20)
+        self.assertAlmostEqual(st["cv"], 0.0)
+        self.assertEqual(st["zero_seconds"], 0)
+        self.assertEqual(st["ma10_min"], 200.0)
+
+    def test_bursty(self):
+        xs = [3000.0] * 2 + [0.0] * 13 + [3000.0] * 2 + [0.0] * 13   # FileStore-like
+        st = analyze.series_stats(xs)
+        self.assertEqual(st["zero_seconds"], 26)
+        self.assertEqual(st["longest_zero_run"], 13)
+        self.assertEqual(st["zero_runs"], {"count": 2, "min": 13, "median": 13, "max": 13})
+        self.assertEqual(st["busy_runs"]["max"], 2)
+        self.assertAlmostEqual(st["mean"], 400.0)
+        self.assertGreater(st["cv"], 2.5)
+
+    def test_interp(self):
+        recs = [{"t": 10.0, "v": 0}, {"t": 11.0, "v": 100}, {"t": 12.0, "v": 300}]
+        g = lambda r: r["v"]  # noqa: E731
+        self.assertAlmostEqual(analyze.interp(recs, 10.5, g), 50)
+        self.assertAlmostEqual(analyze.interp(recs, 11.75, g), 250)
+        self.assertEqual(analyze.interp(recs, 5, g), 0)
+        self.assertEqual(analyze.interp(recs, 50, g), 300)
+
+
+class PerfTest(unittest.TestCase):
+    def test_delta_and_highlights(self):
+        d = tempfile.mkdtemp()
+        try:
+            a = {"t": 100.0, "osd.0": {"filestore": {"commitcycle": 10, "journal_full": 0,
+                                                     "op_queue_ops": 5,
+                                                     "commitcycle_latency": {"avgcount": 10, "sum": 1.0}},
+                                       "osd": {"op_w": 1000}}}
+            b = {"t": 160.0, "osd.0": {"filestore": {"commitcycle": 22, "journal_full": 0,
+                                                     "op_queue_ops": 5,
+                                                     "commitcycle_latency": {"avgcount": 22, "sum": 3.5}},
+                                       "osd": {"op_w": 13000}}}
+            json.dump(a, open(os.path.join(d, "s.json"), "w"))
+            json.dump(b, open(os.path.join(d, "e.json"), "w"))
+            r = analyze.perf_delta(os.path.join(d, "s.json"), os.path.join(d, "e.json"))
+            self.assertTrue(r["available"])
+            self.assertEqual(r["seconds"], 60.0)
+            o = r["osds"]["osd.0"]
+            self.assertEqual(o["filestore.commitcycle"], 12)
+            self.assertNotIn("filestore.journal_full", o)          # unchanged: left out
+            h = r["highlights"]["osd.0"]
+            self.assertEqual(h["osd.op_w"], 12000)
+            self.assertEqual(h["filestore.commitcycle_latency.avgcount"], 12)
+            self.assertNotIn("filestore.op_queue_ops", h)
+            self.assertFalse(analyze.perf_delta("/nonexistent", "/nonexistent")["available"])
+        finally:
+            shutil.rmtree(d)
+
+
+def _stat(wios, wsec, ticks):
+    s = [0] * 17
+    s[4], s[6], s[9] = wios, wsec, ticks
+    return s
+
+
+class AnalyseRunTest(unittest.TestCase):
+    """A 10 s synthetic run: 100 client writes/s except a 3 s freeze."""
+
+    def setUp(self):
+        self.d = tempfile.mkdtemp()
+        runtime = 10
+        end_ms = int((T0 + runtime) * 1000)
+        fio = {"timestamp_ms": end_ms, "jobs": [{
+            "job_runtime": runtime * 1000, "error": 0,
+            "write": {"total_ios": 700, "iops": 70.0, "bw_bytes": 70 * 4096,
+                      "clat_ns": {"mean": 5e6, "max": 3e9,
+                                  "percentile": {"50.000000": 1e6, "99.000000": 2e9,
+                                                 "99.900000": 3e9}}}}]}
+        json.dump(fio, open(os.path.join(self.d, "fio.json"), "w"))
+        with open(os.path.join(self.d, "fio_iops.1.log"), "w") as f:
+            for k in (1, 2, 3, 4, 8, 9, 10):
+                f.write("%d, 100, 1, 4096, 0\n" % int((T0 + k) * 1000 + 2))
+        with open(os.path.join(self.d, "fio_clat.1.log"), "w") as f:
+            for k in (1, 2, 3, 4, 8, 9, 10):
+                f.write("%d, 2000000, 1, 4096, 0\n" % int((T0 + k) * 1000 + 2))
+        devices = {
+            "hdd": [{"osd": 0, "dev": "/dev/loop0", "name": "loop0", "majmin": "7:0",
+                     "bytes": 1 << 30, "mount": "/x", "scheduler": "mq-deadline"}],
+            "nvme": [{"osd": 0, "dev": "/dev/loop1", "name": "loop1", "majmin": "7:1",
+                      "bytes": 1 << 30, "role": "journal/db"}],
+            "throttle": {}}
+        meta = {"profile": "filestore-pacific", "osds": 1, "pool_size": 1,
+                "workload": {"name": "randwrite-4k-t8-uniform", "rw": "randwrite", "bs": "4k",
+                             "threads": 8, "distribution": "uniform", "runtime": runtime,
+                             "warmup": 5, "image_size": "2G"},
+                "warmup_rule": "fixed", "devices": devices}
+        json.dump(meta, open(os.path.join(self.d, "meta.json"), "w"))
+        with open(os.path.join(self.d, "samples.jsonl"), "w") as f:
+            for k in range(-2, runtime + 3):
+                t = T0 + k
+                f.write(json.dumps({
+                    "t": t,
+                    "stat": {"loop0": _stat(70 * (k + 2), 8 * 70 * (k + 2), 0),
+                             "loop1": _stat(0, 0, 250 * (k + 2))},   # 25 % busy
+                    "rss_kb": {"osd.0": 102400 + 1024 * max(k, 0)},
+                    "cpu_ticks": {"osd.0": 10 * (k + 2)},
+                    "sys_cpu": [100 * (k + 2), 0, 0, 100 * (k + 2), 0, 0, 0, 0]}) + "\n")
+        # trace: 700 scattered 4 KiB writes inside the window, markers for the clock
+        with open(os.path.join(self.d, "hdd.trace"), "w") as f:
+            f.write("  bash-1 [000] ..... 50.000000: tracing_mark_write: MIMBENCH start wall=%.6f\n" % (T0 - 50 + 50))
+            for i in range(700):
+                ts = 50.0 + 0.001 + i * (runtime - 0.01) / 700
+                f.write(" kw-2 [001] ..... %.6f: block_rq_issue: 7,0 WS 4096 () %d + 8 be,0,4 [kw]\n"
+                        % (ts, (i * 104729 * 8) % ((1 << 30) // 512 - 8)))
+            f.write("  bash-1 [000] ..... 60.000000: tracing_mark_write: MIMBENCH end wall=%.6f\n" % (T0 + 10))
+
+    def tearDown(self):
+        shutil.rmtree(self.d)
+
+    def test_analyse(self):
+        r = analyze.analyse(self.d)
+        c = r["client"]
+        self.assertEqual(c["writes"], 700)
+        self.assertEqual(c["per_second"]["zero_seconds"], 3)
+        self.assertEqual(r["series"]["iops"], [100, 100, 100, 100, 0, 0, 0, 100, 100, 100])
+        self.assertAlmostEqual(c["series_sum_over_writes"], 1.0)
+        self.assertAlmostEqual(c["lat_ms"]["p99_9"], 3000.0)
+        self.assertAlmostEqual(r["hdd"]["per_client_write"]["write_requests"], 1.0)
+        self.assertAlmostEqual(r["hdd"]["per_client_write"]["write_bytes"], 4096.0)
+        self.assertAlmostEqual(r["nvme"]["busy_pct_max"], 25.0)
+        m = r["hdd_model"]
+        self.assertTrue(m["available"])
+        self.assertEqual(m["write_requests"], 700)
+        # scattered 4 KiB writes: seek + half a revolution each, 7K320 class
+        self.assertGreater(m["per_client_write"]["modelled_ms"], 6.0)
+        self.assertLess(m["per_client_write"]["modelled_ms"], 20.0)
+        self.assertAlmostEqual(r["memory"]["osd_rss_mb"]["osd.0"]["max"], 110.0)
+        self.assertIn("filestore-pacific", analyze.summary_line(r))
+
+
+if __name__ == "__main__":
+    unittest.main()

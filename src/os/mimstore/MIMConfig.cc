@@ -1,0 +1,160 @@
+// -*- mode:C++; tab-width:8; c-basic-offset:2; indent-tabs-mode:t -*-
+// vim: ts=8 sw=2 smarttab
+#include "MIMConfig.h"
+
+#include <cmath>
+
+#include "common/ceph_context.h"
+#include "common/config.h"
+
+namespace mimstore {
+
+namespace {
+
+bool is_pow2(uint64_t v)
+{
+  return v && !(v & (v - 1));
+}
+
+// One validator per rule, each writing "option: value: what is allowed".
+struct Checker {
+  std::ostream& err;
+  int bad = 0;
+
+  void fail(const char* opt, const std::string& val, const char* rule) {
+    err << opt << " = " << val << ": " << rule << "\n";
+    ++bad;
+  }
+  void positive(const char* opt, double v) {
+    if (!std::isfinite(v) || v <= 0) {
+      fail(opt, std::to_string(v), "must be a positive number of seconds");
+    }
+  }
+  void range(const char* opt, uint64_t v, uint64_t lo, uint64_t hi) {
+    if (v < lo || v > hi) {
+      fail(opt, std::to_string(v),
+           ("must be between " + std::to_string(lo) + " and " +
+            std::to_string(hi)).c_str());
+    }
+  }
+};
+
+}  // namespace
+
+uint64_t min_journal_bytes(const MIMConfig& c)
+{
+  // Two header blocks, and enough room that max_inflight batches plus one
+  // being formed never have to wait on each other for space.
+  uint64_t batches = std::max<uint64_t>(8, 2 * (c.journal_max_inflight + 1));
+  return std::max<uint64_t>(16ull << 20, batches * c.journal_max_batch_bytes);
+}
+
+int MIMConfig::load(CephContext* cct, const std::string& journal_path,
+                    MIMConfig* out, std::ostream& err)
+{
+  auto& conf = cct->_conf;
+  MIMConfig c;
+  c.merge = conf.get_val<bool>("mimstore_merge");
+  uint64_t slots = conf.get_val<uint64_t>("mimstore_htmll_slots");
+  uint64_t blocks = conf.get_val<uint64_t>("mimstore_htmll_blocks");
+  c.block_size = conf.get_val<Option::size_t>("mimstore_block_size");
+  c.cache_max_bytes = conf.get_val<Option::size_t>("mimstore_cache_max_bytes");
+  c.max_flush_interval = conf.get_val<double>("mimstore_max_flush_interval");
+  c.journal_throughput =
+    conf.get_val<Option::size_t>("mimstore_journal_throughput");
+  uint64_t replicas = conf.get_val<uint64_t>("mimstore_flush_replicas");
+  uint64_t nodes = conf.get_val<uint64_t>("mimstore_flush_nodes");
+  c.flush_gap_fill = conf.get_val<Option::size_t>("mimstore_flush_gap_fill");
+
+  c.journal_path = journal_path;
+  c.journal_size_mb = conf.get_val<Option::size_t>("osd_journal_size");
+  c.journal_dio = conf.get_val<bool>("mimstore_journal_dio");
+  c.journal_aio = conf.get_val<bool>("mimstore_journal_aio");
+  c.journal_max_batch_bytes =
+    conf.get_val<Option::size_t>("mimstore_journal_max_batch_bytes");
+  uint64_t batch_entries =
+    conf.get_val<uint64_t>("mimstore_journal_max_batch_entries");
+  uint64_t inflight = conf.get_val<uint64_t>("mimstore_journal_max_inflight");
+  c.journal_pressure_ratio =
+    conf.get_val<double>("mimstore_journal_pressure_ratio");
+  c.journal_ignore_corruption =
+    conf.get_val<bool>("mimstore_journal_ignore_corruption");
+
+  c.queue_max_ops = conf.get_val<uint64_t>("mimstore_queue_max_ops");
+  c.queue_max_bytes = conf.get_val<Option::size_t>("mimstore_queue_max_bytes");
+  c.sync_interval = conf.get_val<double>("mimstore_sync_interval");
+  c.min_sync_interval = conf.get_val<double>("mimstore_min_sync_interval");
+  c.db_dir = conf.get_val<std::string>("mimstore_db_dir");
+  c.rocksdb_options = conf.get_val<std::string>("mimstore_rocksdb_options");
+  uint64_t fd_cache = conf.get_val<uint64_t>("mimstore_fd_cache_size");
+  c.fsck_on_mount = conf.get_val<bool>("mimstore_fsck_on_mount");
+  c.fsck_on_mount_deep = conf.get_val<bool>("mimstore_fsck_on_mount_deep");
+  c.debug_fault = conf.get_val<std::string>("mimstore_debug_fault");
+
+  Checker ck{err};
+  ck.range("mimstore_htmll_slots", slots, 1, 1u << 24);
+  ck.range("mimstore_htmll_blocks", blocks, 1, 1u << 16);
+  if (!is_pow2(c.block_size) || c.block_size < 4096 ||
+      c.block_size > (1ull << 30)) {
+    ck.fail("mimstore_block_size", std::to_string(c.block_size),
+            "must be a power of two between 4096 and 1 GiB");
+  }
+  if (c.cache_max_bytes < c.block_size) {
+    ck.fail("mimstore_cache_max_bytes", std::to_string(c.cache_max_bytes),
+            "must be at least mimstore_block_size");
+  }
+  ck.positive("mimstore_max_flush_interval", c.max_flush_interval);
+  ck.range("mimstore_flush_replicas", replicas, 0, 1024);
+  ck.range("mimstore_flush_nodes", nodes, 0, 1u << 20);
+  ck.range("mimstore_flush_gap_fill", c.flush_gap_fill, 0, 64ull << 20);
+  if (!is_pow2(c.journal_max_batch_bytes) ||
+      c.journal_max_batch_bytes < 65536 ||
+      c.journal_max_batch_bytes > (256ull << 20)) {
+    ck.fail("mimstore_journal_max_batch_bytes",
+            std::to_string(c.journal_max_batch_bytes),
+            "must be a power of two between 64 KiB and 256 MiB");
+  }
+  ck.range("mimstore_journal_max_batch_entries", batch_entries, 1, 65536);
+  ck.range("mimstore_journal_max_inflight", inflight, 1, 64);
+  if (!(c.journal_pressure_ratio > 0.05 && c.journal_pressure_ratio < 0.95)) {
+    ck.fail("mimstore_journal_pressure_ratio",
+            std::to_string(c.journal_pressure_ratio),
+            "must be between 0.05 and 0.95");
+  }
+  ck.range("mimstore_queue_max_ops", c.queue_max_ops, 1, 1u << 24);
+  if (c.queue_max_bytes < c.journal_max_batch_bytes) {
+    ck.fail("mimstore_queue_max_bytes", std::to_string(c.queue_max_bytes),
+            "must be at least mimstore_journal_max_batch_bytes");
+  }
+  ck.positive("mimstore_sync_interval", c.sync_interval);
+  ck.positive("mimstore_min_sync_interval", c.min_sync_interval);
+  if (std::isfinite(c.sync_interval) && std::isfinite(c.min_sync_interval) &&
+      c.min_sync_interval > c.sync_interval) {
+    ck.fail("mimstore_min_sync_interval", std::to_string(c.min_sync_interval),
+            "must not exceed mimstore_sync_interval");
+  }
+  ck.range("mimstore_fd_cache_size", fd_cache, 16, 1u << 20);
+  if (journal_path.empty()) {
+    ck.fail("osd_journal", "\"\"",
+            "mimstore needs a journal: set osd_journal to a block device "
+            "(an NVMe partition) or a file");
+  }
+  if (ck.bad) {
+    return -EINVAL;
+  }
+
+  c.htmll_slots = slots;
+  c.htmll_blocks = blocks;
+  c.journal_max_batch_entries = batch_entries;
+  c.journal_max_inflight = inflight;
+  c.fd_cache_size = fd_cache;
+  // The store cannot see the OSD map: replicas default to the pool default
+  // size, nodes to the replica count (then max(replicas, nodes) = replicas).
+  c.flush_replicas = replicas ? replicas :
+    std::max<uint64_t>(1, conf.get_val<uint64_t>("osd_pool_default_size"));
+  c.flush_nodes = nodes ? nodes : c.flush_replicas;
+  *out = c;
+  return 0;
+}
+
+}  // namespace mimstore

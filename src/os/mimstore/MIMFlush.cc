@@ -1,0 +1,397 @@
+// -*- mode:C++; tab-width:8; c-basic-offset:2; indent-tabs-mode:t -*-
+// vim: ts=8 sw=2 smarttab
+/*
+ * mimstore: MIM phase 2 (the full flush of a frozen HTMLL generation), the
+ * sync thread, and sorted-sn checkpointing.
+ *
+ * Durability accounting. Every sn holds one reference for the part the
+ * apply thread did directly (files, RocksDB) and one per write merged into
+ * the HTMLL. A part is released once a sync that started after the part
+ * was done completes: the direct part after apply, a merged write after its
+ * object was written back (flush, or taken early by another op). When an
+ * sn's count reaches zero it is recorded in the CheckpointTracker, whose
+ * checkpoint (the smallest sn not yet durable) is persisted in the journal
+ * header; the journal reclaims the space behind it. Merging reorders
+ * writeback, so sns become durable out of order; the tracker keeps the
+ * checkpoint from passing one that is not.
+ */
+#include "MIMStore.h"
+
+#include "common/debug.h"
+#include "common/errno.h"
+
+#include "MIMJournal.h"
+#include "ObjectFiles.h"
+#include "core/writeback_plan.h"
+
+#define dout_context cct
+#define dout_subsys ceph_subsys_mimstore
+#undef dout_prefix
+#define dout_prefix *_dout << "mimstore(" << path << ") "
+
+using std::string;
+using namespace mimstore;
+
+namespace {
+
+int trigger_counter(mim::FlushTrigger t)
+{
+  switch (t) {
+  case mim::FlushTrigger::SPACE: return l_mimstore_flush_space;
+  case mim::FlushTrigger::TIME: return l_mimstore_flush_time;
+  case mim::FlushTrigger::MEMORY_CAP: return l_mimstore_flush_memory;
+  case mim::FlushTrigger::JOURNAL_PRESSURE: return l_mimstore_flush_journal;
+  default: return l_mimstore_flush_explicit;
+  }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// durability accounting
+
+void MIMStore::_hold(sn_t sn)
+{
+  std::lock_guard l(durable_lock);
+  ++holds[sn];
+}
+
+void MIMStore::_release_after_sync(sn_t sn)
+{
+  std::lock_guard l(durable_lock);
+  unsynced.push_back(sn);
+}
+
+void MIMStore::_release_after_sync(const std::vector<sn_t>& sns)
+{
+  std::lock_guard l(durable_lock);
+  unsynced.insert(unsynced.end(), sns.begin(), sns.end());
+}
+
+// ---------------------------------------------------------------------------
+// freezing (apply thread)
+
+void MIMStore::_request_freeze(mim::FlushTrigger why)
+{
+  if (!conf.merge) {
+    _request_sync();  // nothing cached: a checkpoint is all that helps
+    return;
+  }
+  {
+    std::lock_guard l(bg_lock);
+    if (freeze_queued && why != mim::FlushTrigger::EXPLICIT) {
+      return;
+    }
+    freeze_queued = true;
+  }
+  std::lock_guard l(apply_lock);
+  apply_queue.push_back(ApplyItem{nullptr, why});
+  apply_cond.notify_one();
+}
+
+void MIMStore::_maybe_freeze(mim::FlushTrigger forced)
+{
+  // REQUIRES: apply thread, between two transactions (so every sn's merged
+  // writes are in one generation, and their holds are taken).
+  auto st = htmll->stats();
+  logger->set(l_mimstore_htmll_blocks, st.blocks_used);
+  logger->set(l_mimstore_htmll_bytes, st.bytes + st.frozen_bytes);
+  if (data_write_ios) {
+    logger->set(l_mimstore_merge_ratio,
+                client_writes * 100 / data_write_ios);
+  }
+  if (!conf.merge) {
+    return;
+  }
+  std::unique_lock l(bg_lock);
+  if (forced != mim::FlushTrigger::NONE) {
+    freeze_queued = false;
+  }
+  mim::FlushTrigger trigger = forced;
+  if (trigger == mim::FlushTrigger::NONE) {
+    double since = std::chrono::duration<double>(
+      ceph::mono_clock::now() - last_freeze).count();
+    trigger = policy->check(st.blocks_used, st.bytes + st.frozen_bytes, since);
+    if (trigger == mim::FlushTrigger::NONE || st.blocks_used == 0) {
+      return;
+    }
+  }
+  if (flush_pending) {
+    // One generation is flushed at a time; new writes keep merging into the
+    // active one meanwhile (double buffering). A forced request is
+    // remembered and re-queued when the running flush ends.
+    if (forced != mim::FlushTrigger::NONE) {
+      refreeze = forced;
+    }
+    return;
+  }
+  if (forced == mim::FlushTrigger::EXPLICIT) {
+    ++explicit_handled;
+  }
+  if (st.blocks_used == 0) {
+    bg_cond.notify_all();
+    return;
+  }
+  mim::FlushOrder order;
+  if (!htmll->freeze(&order)) {
+    return;
+  }
+  dout(10) << "freeze (" << mim::to_string(trigger) << "): " << order.blocks
+           << " blocks, " << order.bytes << " bytes" << dendl;
+  logger->inc(trigger_counter(trigger));
+  flush_order = std::move(order);
+  frozen_trigger = trigger;
+  flush_pending = true;
+  last_freeze = ceph::mono_clock::now();
+  bg_cond.notify_all();
+}
+
+// ---------------------------------------------------------------------------
+// flush thread
+
+int MIMStore::_write_back_object(const string& cname, const string& fname,
+                                 mim::ObjectState& st, bool frozen)
+{
+  // REQUIRES: the object's stripe lock.
+  ObjectFDRef f;
+  int r = files->open_by_name(cname, fname, &f);
+  if (r < 0) {
+    derr << "write back " << cname << "/" << fname << ": open failed: "
+         << cpp_strerror(r) << dendl;
+    return r;
+  }
+  auto runs = mim::plan_writeback(st.extents, conf.flush_gap_fill);
+  std::vector<std::unique_ptr<char[]>> gaps;
+  for (auto& run : runs) {
+    std::vector<struct iovec> iov;
+    iov.reserve(run.pieces.size());
+    for (auto& p : run.pieces) {
+      if (p.is_gap()) {
+        // Fill the gap from the file, so the run goes out as one write.
+        gaps.emplace_back(new char[p.length]);
+        char* buf = gaps.back().get();
+        r = files->read_into(f, p.offset, p.length, buf);
+        if (r < 0) {
+          return r;
+        }
+        if (uint64_t(r) < p.length) {
+          memset(buf + r, 0, p.length - r);
+        }
+        iov.push_back({buf, p.length});
+      } else {
+        iov.push_back({const_cast<char*>(p.data.data), p.length});
+      }
+    }
+    r = files->write_iov(f, run.offset, iov);
+    if (r < 0) {
+      derr << "write back " << f->path << " " << run.offset << "~"
+           << run.length << " failed: " << cpp_strerror(r) << dendl;
+      return r;
+    }
+    ++data_write_ios;
+    logger->inc(l_mimstore_writeback_ios);
+    logger->inc(l_mimstore_writeback_bytes, run.length);
+    if (frozen) {
+      logger->inc(l_mimstore_flush_ios);
+      logger->inc(l_mimstore_flush_bytes, run.length);
+    }
+  }
+  return 0;
+}
+
+void MIMStore::_flush_frozen()
+{
+  // Collections one after another, each object opened once, its extents
+  // sorted and coalesced by plan_writeback.
+  auto start = ceph::mono_clock::now();
+  uint64_t objects = 0;
+  for (auto& [cname, fnames] : flush_order.collections) {
+    for (auto& fname : fnames) {
+      mim::ObjectState st;
+      std::lock_guard ol(_obj_lock(cname, fname));
+      if (!htmll->take_frozen(cname, fname, &st)) {
+        continue;  // taken early by an op on the object
+      }
+      int r = _write_back_object(cname, fname, st, true);
+      if (r < 0) {
+        // The data is still in the journal; stopping here loses nothing,
+        // carrying on in an unknown state could.
+        derr << "flush failed: " << cpp_strerror(r) << "; stopping" << dendl;
+        ceph_abort_msg("mimstore: writeback to the data filesystem failed");
+      }
+      _release_after_sync(st.sns);
+      ++objects;
+    }
+  }
+  htmll->end_flush();
+  logger->inc(l_mimstore_flush_objects, objects);
+  logger->tinc(l_mimstore_flush_lat, ceph::mono_clock::now() - start);
+  dout(10) << "flushed " << objects << " objects in "
+           << std::chrono::duration<double>(
+                ceph::mono_clock::now() - start).count() << " s" << dendl;
+}
+
+void MIMStore::_flush_thread()
+{
+  std::unique_lock l(bg_lock);
+  while (true) {
+    bg_cond.wait(l, [this] { return bg_stop || flush_pending; });
+    if (!flush_pending) {
+      break;
+    }
+    l.unlock();
+    _flush_frozen();
+    l.lock();
+    flush_pending = false;
+    flush_order = mim::FlushOrder();
+    mim::FlushTrigger again = refreeze;
+    refreeze = mim::FlushTrigger::NONE;
+    bg_cond.notify_all();
+    l.unlock();
+    _request_sync();
+    if (again != mim::FlushTrigger::NONE) {
+      _request_freeze(again);
+    }
+    l.lock();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// sync thread
+
+void MIMStore::_request_sync()
+{
+  std::lock_guard l(bg_lock);
+  sync_requested = true;
+  bg_cond.notify_all();
+}
+
+int MIMStore::_do_sync()
+{
+  uint64_t seq;
+  {
+    std::lock_guard l(bg_lock);
+    seq = ++sync_seq_started;
+  }
+  std::vector<sn_t> batch;
+  {
+    std::lock_guard l(durable_lock);
+    batch.swap(unsynced);
+  }
+  if (!batch.empty()) {
+    auto start = ceph::mono_clock::now();
+    int r = files->sync_all();
+    if (r == 0) {
+      r = omap->sync();
+    }
+    if (r < 0) {
+      // LevelDB's rule: a failed sync leaves the disk in an unknown state;
+      // never go on as if it had worked. The journal still holds it all.
+      derr << "sync of the data filesystem failed: " << cpp_strerror(r)
+           << dendl;
+      ceph_abort_msg("mimstore: sync failed");
+    }
+    logger->tinc(l_mimstore_sync_lat, ceph::mono_clock::now() - start);
+    logger->inc(l_mimstore_syncs);
+    std::lock_guard l(durable_lock);
+    for (sn_t sn : batch) {
+      auto p = holds.find(sn);
+      ceph_assert(p != holds.end());
+      if (--p->second == 0) {
+        holds.erase(p);
+        int rr = tracker.record_durable(sn);
+        ceph_assert(rr == 0);
+      }
+    }
+  }
+  sn_t cp = tracker.checkpoint();
+  if (cp > last_checkpoint) {
+    int r = journal->set_checkpoint(cp);
+    if (r < 0) {
+      derr << "cannot persist checkpoint " << cp << ": " << cpp_strerror(r)
+           << dendl;
+      ceph_abort_msg("mimstore: checkpoint write failed");
+    }
+    last_checkpoint = cp;
+  }
+  logger->set(l_mimstore_checkpoint_lag_sns, applied_sn + 1 - cp);
+  logger->set(l_mimstore_checkpoint_lag_bytes, journal->used());
+  logger->set(l_mimstore_journal_used_bytes, journal->used());
+  {
+    std::lock_guard l(bg_lock);
+    sync_seq_done = seq;
+    bg_cond.notify_all();
+  }
+  return 0;
+}
+
+void MIMStore::_sync_thread()
+{
+  last_checkpoint = tracker.checkpoint();
+  auto last_sync = ceph::mono_clock::now();
+  std::unique_lock l(bg_lock);
+  while (!bg_stop) {
+    auto max_wait = std::chrono::duration<double>(conf.sync_interval);
+    bg_cond.wait_for(l, max_wait, [this] { return bg_stop || sync_requested; });
+    if (bg_stop) {
+      break;
+    }
+    // Respect the minimum interval, so a storm of requests does not turn
+    // into a storm of syncfs calls.
+    auto since = ceph::mono_clock::now() - last_sync;
+    auto min_gap = std::chrono::duration<double>(conf.min_sync_interval);
+    if (since < min_gap) {
+      bg_cond.wait_for(l, min_gap - since, [this] { return bg_stop; });
+      if (bg_stop) {
+        break;
+      }
+    }
+    sync_requested = false;
+    // The time threshold also fires when no writes arrive to check it.
+    bool time_due = false;
+    if (conf.merge && !flush_pending && !freeze_queued) {
+      double idle = std::chrono::duration<double>(
+        ceph::mono_clock::now() - last_freeze).count();
+      time_due = idle >= policy->time_thresh();
+    }
+    l.unlock();
+    if (time_due && htmll->stats().blocks_used) {
+      _request_freeze(mim::FlushTrigger::TIME);
+    }
+    _do_sync();
+    last_sync = ceph::mono_clock::now();
+    l.lock();
+  }
+  l.unlock();
+  _do_sync();  // whatever completed before the stop
+}
+
+int MIMStore::_flush_everything()
+{
+  // Used by umount and the admin command: write every cached byte back and
+  // checkpoint up to the newest applied transaction.
+  _wait_applied_all();
+  if (conf.merge) {
+    uint64_t want;
+    {
+      std::unique_lock l(bg_lock);
+      bg_cond.wait(l, [this] { return !flush_pending; });
+      want = explicit_handled + 1;
+    }
+    _request_freeze(mim::FlushTrigger::EXPLICIT);
+    std::unique_lock l(bg_lock);
+    bg_cond.wait(l, [&] {
+      return explicit_handled >= want && !flush_pending;
+    });
+  }
+  uint64_t want;
+  {
+    std::lock_guard l(bg_lock);
+    want = sync_seq_started + 1;
+    sync_requested = true;
+    bg_cond.notify_all();
+  }
+  std::unique_lock l(bg_lock);
+  bg_cond.wait(l, [&] { return sync_seq_done >= want; });
+  return 0;
+}

@@ -1,0 +1,1096 @@
+// -*- mode:C++; tab-width:8; c-basic-offset:2; indent-tabs-mode:t -*-
+// vim: ts=8 sw=2 smarttab
+/*
+ * mimstore: transaction ops. One _verb() per Transaction op, dispatched by
+ * the switch in _do_transaction(). All of this runs on the apply thread
+ * (or on the mount thread during replay), one transaction at a time, in sn
+ * order.
+ *
+ * Rules every op follows:
+ *  - Replay guards: while replaying, an op whose target carries a guard at
+ *    or after the op's position was already applied and durable: skip it.
+ *  - An op other than a merged write first takes the object's cached
+ *    extents out of the HTMLL and writes them to the file, so it sees (and
+ *    orders after) every earlier write. Removed or overwritten objects drop
+ *    them instead.
+ *  - omap and xattrs go to DBObjectMap with the op's SequencerPosition, which
+ *    makes them idempotent on replay.
+ */
+#include "MIMStore.h"
+
+#include <fcntl.h>
+
+#include "common/debug.h"
+#include "common/errno.h"
+#include "kv/KeyValueDB.h"
+
+#include "ObjectFiles.h"
+#include "ObjectName.h"
+#include "core/writeback_plan.h"
+
+#define dout_context cct
+#define dout_subsys ceph_subsys_mimstore
+#undef dout_prefix
+#define dout_prefix *_dout << "mimstore(" << path << ") "
+
+using std::string;
+using ceph::bufferlist;
+using ceph::bufferptr;
+using namespace mimstore;
+
+void MIMStore::_do_transaction(Transaction& t, sn_t sn, uint32_t trans_num)
+{
+  Transaction::iterator i = t.begin();
+  uint32_t op_num = 0;
+
+  while (i.have_op()) {
+    Transaction::Op* op = i.decode_op();
+    cur_spos = SequencerPosition(sn, trans_num, op_num);
+    int r = 0;
+
+    switch (op->op) {
+    case Transaction::OP_NOP:
+      break;
+
+    case Transaction::OP_TOUCH:
+    case Transaction::OP_CREATE:
+      r = _touch(i.get_cid(op->cid), i.get_oid(op->oid));
+      break;
+
+    case Transaction::OP_WRITE:
+      {
+        coll_t cid = i.get_cid(op->cid);
+        ghobject_t oid = i.get_oid(op->oid);
+        uint32_t fadvise_flags = i.get_fadvise_flags();
+        bufferlist bl;
+        i.decode_bl(bl);
+        r = _write(cid, oid, op->off, op->len, bl, fadvise_flags);
+      }
+      break;
+
+    case Transaction::OP_ZERO:
+      r = _zero(i.get_cid(op->cid), i.get_oid(op->oid), op->off, op->len);
+      break;
+
+    case Transaction::OP_TRIMCACHE:
+      break;  // deprecated, no-op
+
+    case Transaction::OP_TRUNCATE:
+      r = _truncate(i.get_cid(op->cid), i.get_oid(op->oid), op->off);
+      break;
+
+    case Transaction::OP_REMOVE:
+    case Transaction::OP_COLL_REMOVE:
+      r = _remove(i.get_cid(op->cid), i.get_oid(op->oid));
+      break;
+
+    case Transaction::OP_SETATTR:
+      {
+        coll_t cid = i.get_cid(op->cid);
+        ghobject_t oid = i.get_oid(op->oid);
+        string name = i.decode_string();
+        bufferlist bl;
+        i.decode_bl(bl);
+        std::map<string, bufferptr> to_set;
+        to_set[name] = bufferptr(bl.c_str(), bl.length());
+        r = _setattrs(cid, oid, to_set);
+      }
+      break;
+
+    case Transaction::OP_SETATTRS:
+      {
+        coll_t cid = i.get_cid(op->cid);
+        ghobject_t oid = i.get_oid(op->oid);
+        std::map<string, bufferptr> aset;
+        i.decode_attrset(aset);
+        r = _setattrs(cid, oid, aset);
+      }
+      break;
+
+    case Transaction::OP_RMATTR:
+      {
+        coll_t cid = i.get_cid(op->cid);
+        ghobject_t oid = i.get_oid(op->oid);
+        string name = i.decode_string();
+        r = _rmattr(cid, oid, name.c_str());
+      }
+      break;
+
+    case Transaction::OP_RMATTRS:
+      r = _rmattrs(i.get_cid(op->cid), i.get_oid(op->oid));
+      break;
+
+    case Transaction::OP_CLONE:
+      r = _clone(i.get_cid(op->cid), i.get_oid(op->oid),
+                 i.get_oid(op->dest_oid));
+      break;
+
+    case Transaction::OP_CLONERANGE:
+      r = _clone_range(i.get_cid(op->cid), i.get_oid(op->oid),
+                       i.get_oid(op->dest_oid), op->off, op->len, op->off);
+      break;
+
+    case Transaction::OP_CLONERANGE2:
+      r = _clone_range(i.get_cid(op->cid), i.get_oid(op->oid),
+                       i.get_oid(op->dest_oid), op->off, op->len,
+                       op->dest_off);
+      break;
+
+    case Transaction::OP_MKCOLL:
+      r = _create_collection(i.get_cid(op->cid), op->split_bits);
+      break;
+
+    case Transaction::OP_COLL_HINT:
+      {
+        bufferlist hint;
+        i.decode_bl(hint);  // expected object counts: nothing to prepare
+      }
+      break;
+
+    case Transaction::OP_RMCOLL:
+      r = _destroy_collection(i.get_cid(op->cid));
+      break;
+
+    case Transaction::OP_COLL_ADD:
+      ceph_abort_msg("mimstore: OP_COLL_ADD is not supported (unused since "
+                     "Luminous)");
+      break;
+
+    case Transaction::OP_COLL_MOVE:
+      ceph_abort_msg("deprecated");
+      break;
+
+    case Transaction::OP_COLL_MOVE_RENAME:
+      {
+        coll_t oldcid = i.get_cid(op->cid);
+        ghobject_t oldoid = i.get_oid(op->oid);
+        coll_t newcid = i.get_cid(op->dest_cid);
+        ghobject_t newoid = i.get_oid(op->dest_oid);
+        r = _collection_move_rename(oldcid, oldoid, newcid, newoid);
+        if (r == -ENOENT) {
+          r = 0;
+        }
+      }
+      break;
+
+    case Transaction::OP_TRY_RENAME:
+      {
+        coll_t cid = i.get_cid(op->cid);
+        ghobject_t oldoid = i.get_oid(op->oid);
+        ghobject_t newoid = i.get_oid(op->dest_oid);
+        r = _collection_move_rename(cid, oldoid, cid, newoid);
+        if (r == -ENOENT) {
+          r = 0;
+        }
+      }
+      break;
+
+    case Transaction::OP_COLL_SETATTR:
+    case Transaction::OP_COLL_RMATTR:
+    case Transaction::OP_COLL_RENAME:
+      ceph_abort_msg("not implemented");
+      break;
+
+    case Transaction::OP_OMAP_CLEAR:
+      r = _omap_clear(i.get_cid(op->cid), i.get_oid(op->oid));
+      break;
+
+    case Transaction::OP_OMAP_SETKEYS:
+      {
+        coll_t cid = i.get_cid(op->cid);
+        ghobject_t oid = i.get_oid(op->oid);
+        bufferlist aset_bl;
+        i.decode_attrset_bl(&aset_bl);
+        r = _omap_setkeys(cid, oid, aset_bl);
+      }
+      break;
+
+    case Transaction::OP_OMAP_RMKEYS:
+      {
+        coll_t cid = i.get_cid(op->cid);
+        ghobject_t oid = i.get_oid(op->oid);
+        bufferlist keys_bl;
+        i.decode_keyset_bl(&keys_bl);
+        r = _omap_rmkeys(cid, oid, keys_bl);
+      }
+      break;
+
+    case Transaction::OP_OMAP_RMKEYRANGE:
+      {
+        coll_t cid = i.get_cid(op->cid);
+        ghobject_t oid = i.get_oid(op->oid);
+        string first = i.decode_string();
+        string last = i.decode_string();
+        r = _omap_rmkeyrange(cid, oid, first, last);
+      }
+      break;
+
+    case Transaction::OP_OMAP_SETHEADER:
+      {
+        coll_t cid = i.get_cid(op->cid);
+        ghobject_t oid = i.get_oid(op->oid);
+        bufferlist bl;
+        i.decode_bl(bl);
+        r = _omap_setheader(cid, oid, bl);
+      }
+      break;
+
+    case Transaction::OP_SPLIT_COLLECTION:
+      ceph_abort_msg("deprecated");
+      break;
+
+    case Transaction::OP_SPLIT_COLLECTION2:
+      r = _split_collection(i.get_cid(op->cid), op->split_bits,
+                            op->split_rem, i.get_cid(op->dest_cid));
+      break;
+
+    case Transaction::OP_MERGE_COLLECTION:
+      r = _merge_collection(i.get_cid(op->cid), op->split_bits,
+                            i.get_cid(op->dest_cid));
+      break;
+
+    case Transaction::OP_SETALLOCHINT:
+      break;  // files grow as written; XFS speculative preallocation helps
+
+    case Transaction::OP_COLL_SET_BITS:
+      r = _set_bits(i.get_cid(op->cid), op->split_bits);
+      break;
+
+    default:
+      derr << "bad op " << op->op << dendl;
+      ceph_abort();
+    }
+
+    if (r < 0) {
+      bool ok = false;
+      if (r == -ENOENT && !(op->op == Transaction::OP_CLONERANGE ||
+                            op->op == Transaction::OP_CLONE ||
+                            op->op == Transaction::OP_CLONERANGE2 ||
+                            op->op == Transaction::OP_COLL_ADD)) {
+        ok = true;  // -ENOENT is usually okay
+      }
+      if (r == -ENODATA) {
+        ok = true;
+      }
+      if (!ok) {
+        const char* msg = "unexpected error code";
+        if (r == -ENOENT) {
+          msg = "ENOENT on clone suggests osd bug";
+        } else if (r == -ENOSPC) {
+          // The transaction is journaled but not acknowledged; the next
+          // mount replays it once there is room.
+          msg = "ENOSPC: the data filesystem is full; free space under osd "
+                "data, then restart the OSD (the journal replays the "
+                "transaction)";
+        } else if (r == -ENOTEMPTY) {
+          msg = "ENOTEMPTY suggests garbage data in osd data dir";
+        } else if (r == -EIO) {
+          msg = "EIO from the data filesystem";
+        }
+        derr << " error " << cpp_strerror(r) << " not handled on operation "
+             << op->op << " (op " << op_num << ", counting from 0)" << dendl;
+        derr << msg << dendl;
+        JSONFormatter f(true);
+        f.open_object_section("transaction");
+        t.dump(&f);
+        f.close_section();
+        std::ostringstream ss;
+        f.flush(ss);
+        derr << "transaction dump:\n" << ss.str() << dendl;
+        ceph_abort_msg(msg);
+      }
+    }
+    ++op_num;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// helpers
+
+int MIMStore::_check_replay_guard(const coll_t& cid, const ghobject_t* oid)
+{
+  if (!replaying) {
+    return 1;
+  }
+  SequencerPosition g;
+  if (files->get_collection_guard(cid, &g) == 0 && g >= cur_spos) {
+    dout(10) << "replay: skip " << cur_spos << " on " << cid
+             << ", collection guard " << g << dendl;
+    return 0;
+  }
+  if (oid) {
+    ObjectFDRef f;
+    if (files->open_object(cid, *oid, false, &f) == 0 &&
+        files->get_guard(f, &g) == 0 && g >= cur_spos) {
+      dout(10) << "replay: skip " << cur_spos << " on " << *oid
+               << ", guard " << g << dendl;
+      return 0;
+    }
+  }
+  return 1;
+}
+
+void MIMStore::_set_replay_guard(const ObjectFDRef& f)
+{
+  // Earlier omap/xattr changes of the target must be durable before the
+  // guard is, because replay skips them on the guard's word.
+  int r = omap->sync();
+  if (r == 0) {
+    r = files->set_guard(f, cur_spos);
+  }
+  if (r < 0) {
+    derr << "cannot set replay guard on " << f->path << ": "
+         << cpp_strerror(r) << dendl;
+    ceph_abort_msg("mimstore: replay guard write failed");
+  }
+}
+
+void MIMStore::_set_collection_replay_guard(const coll_t& cid)
+{
+  int r = omap->sync();
+  if (r == 0) {
+    r = files->set_collection_guard(cid, cur_spos);
+  }
+  if (r < 0) {
+    derr << "cannot set replay guard on " << cid << ": " << cpp_strerror(r)
+         << dendl;
+    ceph_abort_msg("mimstore: replay guard write failed");
+  }
+}
+
+int MIMStore::_open(const coll_t& cid, const ghobject_t& oid, bool create,
+                    ObjectFDRef* out)
+{
+  auto c = _get_collection(cid);
+  if (!c) {
+    return -ENOENT;
+  }
+  {
+    std::shared_lock l(c->lock);
+    if (!c->exists) {
+      return -ENOENT;
+    }
+    if (!create && !c->objects.count(oid)) {
+      return -ENOENT;
+    }
+  }
+  int r = files->open_object(cid, oid, create, out);
+  if (r == 0 && create) {
+    std::unique_lock l(c->lock);
+    c->objects.insert(oid);
+  }
+  return r;
+}
+
+int MIMStore::_take_cached(const coll_t& cid, const string& fname,
+                           bool discard)
+{
+  // REQUIRES: the object's stripe lock.
+  string cname = cid.to_str();
+  mim::ObjectState st;
+  if (!htmll->take_object(cname, fname, &st)) {
+    return 0;
+  }
+  logger->inc(l_mimstore_take_object);
+  int r = 0;
+  if (!discard) {
+    r = _write_back_object(cname, fname, st, false);
+  }
+  // Whatever happened to the bytes, their sns are durable after the next
+  // sync: written, or superseded by this op (which that sync covers).
+  _release_after_sync(st.sns);
+  return r;
+}
+
+int MIMStore::_take_cached_collection(const coll_t& cid)
+{
+  auto c = _get_collection(cid);
+  if (!c) {
+    return 0;
+  }
+  std::vector<ghobject_t> objs;
+  {
+    std::shared_lock l(c->lock);
+    objs.assign(c->objects.begin(), c->objects.end());
+  }
+  for (auto& o : objs) {
+    string fname = object_file_name(o);
+    std::lock_guard ol(_obj_lock(c->name, fname));
+    int r = _take_cached(cid, fname, false);
+    if (r < 0) {
+      return r;
+    }
+  }
+  return 0;
+}
+
+// ---------------------------------------------------------------------------
+// data ops
+
+int MIMStore::_touch(const coll_t& cid, const ghobject_t& oid)
+{
+  dout(15) << __func__ << " " << cid << " " << oid << dendl;
+  if (!_check_replay_guard(cid, &oid)) {
+    return 0;
+  }
+  ObjectFDRef f;
+  return _open(cid, oid, true, &f);
+}
+
+int MIMStore::_write(const coll_t& cid, const ghobject_t& oid, uint64_t off,
+                     uint64_t len, bufferlist& bl, uint32_t fadvise_flags)
+{
+  dout(15) << __func__ << " " << cid << " " << oid << " " << off << "~"
+           << len << dendl;
+  if (!_check_replay_guard(cid, &oid)) {
+    return 0;
+  }
+  ceph_assert(bl.length() == len);
+  string cname = cid.to_str();
+  string fname = object_file_name(oid);
+  std::lock_guard ol(_obj_lock(cname, fname));
+  // The file always exists once an object does: the cache holds bytes,
+  // never existence.
+  ObjectFDRef f;
+  int r = _open(cid, oid, true, &f);
+  if (r < 0 || len == 0) {
+    return r;
+  }
+  ++client_writes;
+  if (conf.merge) {
+    // zero-copy: the cache keeps a reference to the transaction's buffer
+    if (!bl.is_contiguous()) {
+      bl.rebuild();  // one contiguous buffer
+    }
+    auto holder = std::make_shared<bufferptr>(bl.front());
+    const char* data = holder->c_str();
+    mim::DataRef ref(std::shared_ptr<const void>(holder, data), data, len);
+    auto res = htmll->insert(cname, fname, cur_spos.seq, off, ref);
+    switch (res) {
+    case mim::InsertResult::MERGED:
+      ++cur_merges;
+      _hold(cur_spos.seq);
+      logger->inc(l_mimstore_merged);
+      return 0;
+    case mim::InsertResult::DIRECT_NO_SLOT:
+      logger->inc(l_mimstore_direct_no_slot);
+      break;
+    case mim::InsertResult::DIRECT_NO_BLOCK:
+      logger->inc(l_mimstore_direct_no_block);
+      break;
+    case mim::InsertResult::DIRECT_BEYOND_BLOCK:
+      logger->inc(l_mimstore_direct_beyond_block);
+      break;
+    case mim::InsertResult::DIRECT_MEMORY_CAP:
+      logger->inc(l_mimstore_direct_memory_cap);
+      break;
+    }
+    // Earlier cached bytes of this object must not land after this write.
+    r = _take_cached(cid, fname, false);
+    if (r < 0) {
+      return r;
+    }
+  } else {
+    logger->inc(l_mimstore_direct_nomerge);
+  }
+  r = files->write(f, off, bl);
+  if (r == 0) {
+    ++data_write_ios;
+    logger->inc(l_mimstore_writeback_ios);
+    logger->inc(l_mimstore_writeback_bytes, len);
+  }
+  return r;
+}
+
+int MIMStore::_zero(const coll_t& cid, const ghobject_t& oid, uint64_t off,
+                    uint64_t len)
+{
+  dout(15) << __func__ << " " << cid << " " << oid << " " << off << "~"
+           << len << dendl;
+  if (!_check_replay_guard(cid, &oid)) {
+    return 0;
+  }
+  string fname = object_file_name(oid);
+  std::lock_guard ol(_obj_lock(cid.to_str(), fname));
+  ObjectFDRef f;
+  int r = _open(cid, oid, true, &f);
+  if (r < 0) {
+    return r;
+  }
+  r = _take_cached(cid, fname, false);
+  if (r < 0) {
+    return r;
+  }
+  return files->zero(f, off, len);
+}
+
+int MIMStore::_truncate(const coll_t& cid, const ghobject_t& oid,
+                        uint64_t size)
+{
+  dout(15) << __func__ << " " << cid << " " << oid << " " << size << dendl;
+  if (!_check_replay_guard(cid, &oid)) {
+    return 0;
+  }
+  string fname = object_file_name(oid);
+  std::lock_guard ol(_obj_lock(cid.to_str(), fname));
+  ObjectFDRef f;
+  int r = _open(cid, oid, false, &f);
+  if (r < 0) {
+    return r;
+  }
+  r = _take_cached(cid, fname, false);
+  if (r < 0) {
+    return r;
+  }
+  return files->truncate(f, size);
+}
+
+int MIMStore::_remove(const coll_t& cid, const ghobject_t& oid)
+{
+  dout(15) << __func__ << " " << cid << " " << oid << dendl;
+  if (!_check_replay_guard(cid, &oid)) {
+    return 0;
+  }
+  auto c = _get_collection(cid);
+  if (!c) {
+    return -ENOENT;
+  }
+  {
+    std::shared_lock l(c->lock);
+    if (!c->exists || !c->objects.count(oid)) {
+      return -ENOENT;
+    }
+  }
+  string fname = object_file_name(oid);
+  std::lock_guard ol(_obj_lock(c->name, fname));
+  int r = _take_cached(cid, fname, true);
+  if (r < 0) {
+    return r;
+  }
+  r = omap->clear(oid, &cur_spos);
+  if (r < 0 && r != -ENOENT) {
+    return r;
+  }
+  r = files->remove_object(cid, oid);
+  if (r < 0 && !(r == -ENOENT && replaying)) {
+    return r;
+  }
+  std::unique_lock l(c->lock);
+  c->objects.erase(oid);
+  return 0;
+}
+
+// ---------------------------------------------------------------------------
+// xattrs
+
+namespace {
+
+bool object_exists(MIMStore::Collection* c, const ghobject_t& oid)
+{
+  std::shared_lock l(c->lock);
+  return c->exists && c->objects.count(oid);
+}
+
+}  // namespace
+
+int MIMStore::_setattrs(const coll_t& cid, const ghobject_t& oid,
+                        std::map<string, bufferptr>& aset)
+{
+  dout(15) << __func__ << " " << cid << " " << oid << dendl;
+  if (!_check_replay_guard(cid, &oid)) {
+    return 0;
+  }
+  auto c = _get_collection(cid);
+  if (!c || !object_exists(c.get(), oid)) {
+    return -ENOENT;
+  }
+  std::map<string, bufferlist> to_set;
+  for (auto& [k, v] : aset) {
+    to_set[k].append(v);
+  }
+  return omap->set_xattrs(oid, to_set, &cur_spos);
+}
+
+int MIMStore::_rmattr(const coll_t& cid, const ghobject_t& oid,
+                      const char* name)
+{
+  dout(15) << __func__ << " " << cid << " " << oid << " " << name << dendl;
+  if (!_check_replay_guard(cid, &oid)) {
+    return 0;
+  }
+  auto c = _get_collection(cid);
+  if (!c || !object_exists(c.get(), oid)) {
+    return -ENOENT;
+  }
+  return omap->remove_xattrs(oid, {string(name)}, &cur_spos);
+}
+
+int MIMStore::_rmattrs(const coll_t& cid, const ghobject_t& oid)
+{
+  dout(15) << __func__ << " " << cid << " " << oid << dendl;
+  if (!_check_replay_guard(cid, &oid)) {
+    return 0;
+  }
+  auto c = _get_collection(cid);
+  if (!c || !object_exists(c.get(), oid)) {
+    return -ENOENT;
+  }
+  std::set<string> names;
+  int r = omap->get_all_xattrs(oid, &names);
+  if (r < 0 && r != -ENOENT) {
+    return r;
+  }
+  if (names.empty()) {
+    return 0;
+  }
+  return omap->remove_xattrs(oid, names, &cur_spos);
+}
+
+// ---------------------------------------------------------------------------
+// clones
+
+namespace {
+
+/// Lock two stripes in address order (they may be the same).
+struct TwoLocks {
+  std::unique_lock<std::mutex> a, b;
+  TwoLocks(std::mutex& x, std::mutex& y) {
+    if (&x == &y) {
+      a = std::unique_lock(x);
+    } else if (&x < &y) {
+      a = std::unique_lock(x);
+      b = std::unique_lock(y);
+    } else {
+      a = std::unique_lock(y);
+      b = std::unique_lock(x);
+    }
+  }
+};
+
+}  // namespace
+
+int MIMStore::_clone(const coll_t& cid, const ghobject_t& oldoid,
+                     const ghobject_t& newoid)
+{
+  dout(15) << __func__ << " " << cid << " " << oldoid << " -> " << newoid
+           << dendl;
+  if (oldoid == newoid) {
+    return 0;
+  }
+  if (!_check_replay_guard(cid, &newoid)) {
+    return 0;
+  }
+  string cname = cid.to_str();
+  string ofname = object_file_name(oldoid);
+  string nfname = object_file_name(newoid);
+  TwoLocks l(_obj_lock(cname, ofname), _obj_lock(cname, nfname));
+  ObjectFDRef of, nf;
+  int r = _open(cid, oldoid, false, &of);
+  if (r < 0) {
+    return r;
+  }
+  r = _take_cached(cid, ofname, false);
+  if (r == 0) {
+    r = _take_cached(cid, nfname, true);  // the clone replaces it all
+  }
+  if (r == 0) {
+    r = _open(cid, newoid, true, &nf);
+  }
+  if (r == 0) {
+    r = files->clone(of, nf);
+  }
+  if (r < 0) {
+    return r;
+  }
+  r = omap->clone(oldoid, newoid, &cur_spos);
+  if (r < 0 && r != -ENOENT) {
+    return r;
+  }
+  _set_replay_guard(nf);
+  return 0;
+}
+
+int MIMStore::_clone_range(const coll_t& cid, const ghobject_t& oldoid,
+                           const ghobject_t& newoid, uint64_t srcoff,
+                           uint64_t len, uint64_t dstoff)
+{
+  dout(15) << __func__ << " " << cid << " " << oldoid << " -> " << newoid
+           << " " << srcoff << "~" << len << " -> " << dstoff << dendl;
+  if (!_check_replay_guard(cid, &newoid)) {
+    return 0;
+  }
+  string cname = cid.to_str();
+  string ofname = object_file_name(oldoid);
+  string nfname = object_file_name(newoid);
+  TwoLocks l(_obj_lock(cname, ofname), _obj_lock(cname, nfname));
+  ObjectFDRef of, nf;
+  int r = _open(cid, oldoid, false, &of);
+  if (r < 0) {
+    return r;
+  }
+  r = _take_cached(cid, ofname, false);
+  if (r == 0 && nfname != ofname) {
+    r = _take_cached(cid, nfname, false);
+  }
+  if (r == 0) {
+    r = _open(cid, newoid, true, &nf);
+  }
+  if (r < 0) {
+    return r;
+  }
+  uint64_t size;
+  r = files->size(of, &size);
+  if (r < 0) {
+    return r;
+  }
+  // Like the other stores: only the source's existing bytes are copied.
+  if (srcoff >= size) {
+    len = 0;
+  } else if (srcoff + len > size) {
+    len = size - srcoff;
+  }
+  if (len) {
+    r = files->clone_range(of, srcoff, len, nf, dstoff);
+    if (r < 0) {
+      return r;
+    }
+  }
+  _set_replay_guard(nf);
+  return 0;
+}
+
+// ---------------------------------------------------------------------------
+// omap
+
+#define MIM_OMAP_PRELUDE()                                          \
+  if (!_check_replay_guard(cid, &oid)) {                            \
+    return 0;                                                       \
+  }                                                                 \
+  {                                                                 \
+    auto c = _get_collection(cid);                                  \
+    if (!c || !object_exists(c.get(), oid)) {                       \
+      return -ENOENT;                                               \
+    }                                                               \
+  }
+
+int MIMStore::_omap_clear(const coll_t& cid, const ghobject_t& oid)
+{
+  dout(15) << __func__ << " " << cid << " " << oid << dendl;
+  MIM_OMAP_PRELUDE();
+  int r = omap->clear_keys_header(oid, &cur_spos);
+  return r == -ENOENT ? 0 : r;
+}
+
+int MIMStore::_omap_setkeys(const coll_t& cid, const ghobject_t& oid,
+                            bufferlist& aset_bl)
+{
+  dout(15) << __func__ << " " << cid << " " << oid << dendl;
+  MIM_OMAP_PRELUDE();
+  std::map<string, bufferlist> aset;
+  auto p = aset_bl.cbegin();
+  decode(aset, p);
+  return omap->set_keys(oid, aset, &cur_spos);
+}
+
+int MIMStore::_omap_rmkeys(const coll_t& cid, const ghobject_t& oid,
+                           bufferlist& keys_bl)
+{
+  dout(15) << __func__ << " " << cid << " " << oid << dendl;
+  MIM_OMAP_PRELUDE();
+  std::set<string> keys;
+  auto p = keys_bl.cbegin();
+  decode(keys, p);
+  int r = omap->rm_keys(oid, keys, &cur_spos);
+  return r == -ENOENT ? 0 : r;
+}
+
+int MIMStore::_omap_rmkeyrange(const coll_t& cid, const ghobject_t& oid,
+                               const string& first, const string& last)
+{
+  dout(15) << __func__ << " " << cid << " " << oid << " [" << first << ", "
+           << last << ")" << dendl;
+  MIM_OMAP_PRELUDE();
+  std::set<string> keys;
+  {
+    auto iter = omap->get_iterator(oid);
+    if (!iter) {
+      return 0;
+    }
+    for (iter->lower_bound(first); iter->valid() && iter->key() < last;
+         iter->next()) {
+      keys.insert(iter->key());
+    }
+  }
+  if (keys.empty()) {
+    return 0;
+  }
+  int r = omap->rm_keys(oid, keys, &cur_spos);
+  return r == -ENOENT ? 0 : r;
+}
+
+int MIMStore::_omap_setheader(const coll_t& cid, const ghobject_t& oid,
+                              bufferlist& bl)
+{
+  dout(15) << __func__ << " " << cid << " " << oid << dendl;
+  MIM_OMAP_PRELUDE();
+  return omap->set_header(oid, bl, &cur_spos);
+}
+
+#undef MIM_OMAP_PRELUDE
+
+// ---------------------------------------------------------------------------
+// collections
+
+int MIMStore::_create_collection(const coll_t& cid, int bits)
+{
+  dout(15) << __func__ << " " << cid << " bits " << bits << dendl;
+  if (!_check_replay_guard(cid, nullptr)) {
+    return 0;
+  }
+  int r = files->create_collection(cid, bits);
+  if (r == -EEXIST && replaying) {
+    r = files->set_collection_bits(cid, bits);
+  }
+  if (r < 0) {
+    return r;
+  }
+  CollectionRef c;
+  {
+    std::unique_lock l(coll_lock);
+    auto p = coll_map.find(cid);
+    if (p == coll_map.end()) {
+      c = ceph::make_ref<Collection>(this, cid);
+      coll_map[cid] = c;
+    } else {
+      c = p->second;
+    }
+  }
+  {
+    std::unique_lock l(c->lock);
+    if (!replaying) {
+      c->objects.clear();
+    }
+    c->bits = bits;
+    c->exists = true;
+  }
+  // A later remove and re-create of this collection must not let replay
+  // apply this incarnation's ops to the next one.
+  _set_collection_replay_guard(cid);
+  return 0;
+}
+
+int MIMStore::_destroy_collection(const coll_t& cid)
+{
+  dout(15) << __func__ << " " << cid << dendl;
+  if (!_check_replay_guard(cid, nullptr)) {
+    return 0;
+  }
+  auto c = _get_collection(cid);
+  if (!c) {
+    return -ENOENT;
+  }
+  {
+    std::shared_lock l(c->lock);
+    if (!c->exists) {
+      return -ENOENT;
+    }
+    if (!c->objects.empty()) {
+      return -ENOTEMPTY;
+    }
+  }
+  int r = files->remove_collection(cid);
+  if (r < 0 && !(r == -ENOENT && replaying)) {
+    return r;
+  }
+  {
+    std::unique_lock l(c->lock);
+    c->exists = false;
+  }
+  std::unique_lock l(coll_lock);
+  coll_map.erase(cid);
+  return 0;
+}
+
+int MIMStore::_collection_move_rename(const coll_t& oldcid,
+                                      const ghobject_t& oldoid,
+                                      const coll_t& newcid,
+                                      const ghobject_t& newoid)
+{
+  dout(15) << __func__ << " " << oldcid << " " << oldoid << " -> " << newcid
+           << " " << newoid << dendl;
+  if (oldcid == newcid && oldoid == newoid) {
+    return 0;
+  }
+  if (!_check_replay_guard(newcid, &newoid)) {
+    return 0;
+  }
+  auto oc = _get_collection(oldcid);
+  auto nc = _get_collection(newcid);
+  if (!oc || !nc) {
+    return -ENOENT;
+  }
+  string ofname = object_file_name(oldoid);
+  string nfname = object_file_name(newoid);
+  TwoLocks l(_obj_lock(oc->name, ofname), _obj_lock(nc->name, nfname));
+  bool src = object_exists(oc.get(), oldoid);
+  if (!src) {
+    // Replay after a crash between the rename and its guard: the file has
+    // moved, the omap rename below is idempotent by its position.
+    if (!(replaying && object_exists(nc.get(), newoid))) {
+      return -ENOENT;
+    }
+  }
+  int r = _take_cached(oldcid, ofname, false);
+  if (r == 0) {
+    r = _take_cached(newcid, nfname, true);  // replaced
+  }
+  if (r < 0) {
+    return r;
+  }
+  // omap first: if we crash after it, the file rename is still to do and
+  // replay finds the source.
+  r = omap->rename(oldoid, newoid, &cur_spos);
+  if (r < 0 && r != -ENOENT) {
+    return r;
+  }
+  if (src) {
+    r = files->rename_object(oldcid, oldoid, newcid, newoid);
+    if (r < 0) {
+      return r;
+    }
+    {
+      std::unique_lock ol(oc->lock);
+      oc->objects.erase(oldoid);
+    }
+    std::unique_lock nl(nc->lock);
+    nc->objects.insert(newoid);
+  }
+  ObjectFDRef f;
+  r = files->open_object(newcid, newoid, false, &f);
+  if (r < 0) {
+    return r;
+  }
+  _set_replay_guard(f);
+  return 0;
+}
+
+int MIMStore::_split_collection(const coll_t& cid, uint32_t bits,
+                                uint32_t rem, const coll_t& dest)
+{
+  dout(15) << __func__ << " " << cid << " bits " << bits << " rem " << rem
+           << " -> " << dest << dendl;
+  if (!_check_replay_guard(dest, nullptr)) {
+    return 0;
+  }
+  auto sc = _get_collection(cid);
+  auto dc = _get_collection(dest);
+  if (!sc || !dc) {
+    return -ENOENT;
+  }
+  int r = _take_cached_collection(cid);
+  if (r < 0) {
+    return r;
+  }
+  std::vector<ghobject_t> moving;
+  {
+    std::shared_lock l(sc->lock);
+    for (auto& o : sc->objects) {
+      if (o.match(bits, rem)) {
+        moving.push_back(o);
+      }
+    }
+  }
+  for (auto& o : moving) {
+    r = files->rename_object(cid, o, dest, o);
+    if (r < 0) {
+      return r;
+    }
+    {
+      std::unique_lock l(sc->lock);
+      sc->objects.erase(o);
+    }
+    std::unique_lock l(dc->lock);
+    dc->objects.insert(o);
+  }
+  {
+    std::unique_lock l(sc->lock);
+    sc->bits = bits;
+  }
+  r = files->set_collection_bits(cid, bits);
+  if (r < 0) {
+    return r;
+  }
+  _set_collection_replay_guard(dest);
+  _set_collection_replay_guard(cid);
+  return 0;
+}
+
+int MIMStore::_merge_collection(const coll_t& cid, uint32_t bits,
+                                const coll_t& dest)
+{
+  dout(15) << __func__ << " " << cid << " bits " << bits << " -> " << dest
+           << dendl;
+  if (!_check_replay_guard(dest, nullptr)) {
+    return 0;
+  }
+  auto sc = _get_collection(cid);
+  auto dc = _get_collection(dest);
+  if (!sc || !dc) {
+    return -ENOENT;
+  }
+  int r = _take_cached_collection(cid);
+  if (r < 0) {
+    return r;
+  }
+  std::vector<ghobject_t> moving;
+  {
+    std::shared_lock l(sc->lock);
+    moving.assign(sc->objects.begin(), sc->objects.end());
+  }
+  for (auto& o : moving) {
+    r = files->rename_object(cid, o, dest, o);
+    if (r < 0) {
+      return r;
+    }
+    {
+      std::unique_lock l(sc->lock);
+      sc->objects.erase(o);
+    }
+    std::unique_lock l(dc->lock);
+    dc->objects.insert(o);
+  }
+  {
+    std::unique_lock l(dc->lock);
+    dc->bits = bits;
+  }
+  r = files->set_collection_bits(dest, bits);
+  if (r < 0) {
+    return r;
+  }
+  _set_collection_replay_guard(dest);
+  r = files->remove_collection(cid);
+  if (r < 0 && !(r == -ENOENT && replaying)) {
+    return r;
+  }
+  {
+    std::unique_lock l(sc->lock);
+    sc->exists = false;
+  }
+  std::unique_lock l(coll_lock);
+  coll_map.erase(cid);
+  return 0;
+}
+
+int MIMStore::_set_bits(const coll_t& cid, int bits)
+{
+  dout(15) << __func__ << " " << cid << " bits " << bits << dendl;
+  auto c = _get_collection(cid);
+  if (!c) {
+    return -ENOENT;
+  }
+  {
+    std::unique_lock l(c->lock);
+    c->bits = bits;
+  }
+  return files->set_collection_bits(cid, bits);
+}

@@ -1,0 +1,456 @@
+// -*- mode:C++; tab-width:8; c-basic-offset:2; indent-tabs-mode:t -*-
+// vim: ts=8 sw=2 smarttab
+/*
+ * mimstore: a FileStore-architecture ObjectStore with MIM.
+ *
+ * Write path (one transaction, sn = its sequence number):
+ *
+ *   queue_transactions   encode, assign sn, append to the journal (NVMe)
+ *   journal thread       group commit, O_DIRECT + O_DSYNC, async; in sn order:
+ *   apply thread         apply in global sn order: a write goes into the
+ *                        HTMLL merge cache or straight to its object file;
+ *                        every other op applies to files and RocksDB
+ *   finisher             on_applied, then on_commit (journal-durable and
+ *                        applied: a committed write is readable)
+ *   flush thread         phase 2: writes a frozen HTMLL generation back,
+ *                        collection by collection, each object once, its
+ *                        extents sorted and coalesced
+ *   sync thread          syncfs + RocksDB sync; then every sn whose parts
+ *                        are all durable is recorded in the checkpoint
+ *                        tracker; the checkpoint is persisted in the journal
+ *                        header and the journal space behind it reclaimed
+ *
+ * Mount replays the journal from the checkpoint through the same apply
+ * code. Non-idempotent operations carry replay guards (see ObjectFiles.h);
+ * omap/xattr operations are guarded by DBObjectMap's SequencerPosition.
+ *
+ * One apply thread applies every transaction in sn order: live application
+ * and replay see exactly the same sequence, which keeps replay reasoning
+ * simple. Applying is cheap (page cache, RocksDB memtable, memory), so one
+ * thread keeps up with an HDD-bound store.
+ *
+ * Locks, in the order they may be taken:
+ *   submit_lock    sn assignment and journal submission order; the queue
+ *                  throttle
+ *   coll_lock      coll_map
+ *   Collection::lock   the collection's object index and bits
+ *   obj_locks[i]   one object's file data against the flush thread and
+ *                  readers (stripes by object)
+ *   apply_lock     apply queue, applied_sn, committed_sn
+ *   durable_lock   per-sn reference counts, parts waiting for a sync
+ *   (HTMLL, tracker, journal and fd cache lock internally)
+ */
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <mutex>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "common/Finisher.h"
+#include "common/ceph_mutex.h"
+#include "common/perf_counters.h"
+#include "include/uuid.h"
+#include "os/DBObjectMap.h"
+#include "os/ObjectStore.h"
+#include "os/SequencerPosition.h"
+
+#include "MIMConfig.h"
+#include "core/checkpoint_tracker.h"
+#include "core/flush_policy.h"
+#include "core/htmll.h"
+#include "core/io_env.h"
+
+class KeyValueDB;
+
+namespace mimstore {
+class MIMJournal;
+class ObjectFiles;
+class ObjectFD;
+using ObjectFDRef = std::shared_ptr<ObjectFD>;
+class AdminHook;
+}
+using mimstore::ObjectFDRef;
+
+enum {
+  l_mimstore_first = 933000,
+  l_mimstore_journal_bytes,
+  l_mimstore_journal_entries,
+  l_mimstore_journal_batches,
+  l_mimstore_journal_batch_entries,   ///< average entries per batch
+  l_mimstore_journal_wrap,
+  l_mimstore_journal_full_waits,      ///< submits that waited for journal space
+  l_mimstore_journal_used_bytes,
+  l_mimstore_queue_ops,               ///< queued, not yet applied
+  l_mimstore_queue_bytes,
+  l_mimstore_throttle_waits,
+  l_mimstore_commit_lat,              ///< queue -> journal durable
+  l_mimstore_apply_lat,               ///< queue -> applied
+  l_mimstore_writeback_bytes,
+  l_mimstore_writeback_ios,
+  l_mimstore_merged,
+  l_mimstore_direct_no_slot,
+  l_mimstore_direct_no_block,
+  l_mimstore_direct_beyond_block,
+  l_mimstore_direct_memory_cap,
+  l_mimstore_direct_nomerge,          ///< writes with mimstore_merge = false
+  l_mimstore_take_object,             ///< non-write op flushed an object early
+  l_mimstore_flush_space,
+  l_mimstore_flush_time,
+  l_mimstore_flush_memory,
+  l_mimstore_flush_journal,
+  l_mimstore_flush_explicit,
+  l_mimstore_flush_lat,
+  l_mimstore_flush_bytes,
+  l_mimstore_flush_ios,
+  l_mimstore_flush_objects,
+  l_mimstore_htmll_blocks,
+  l_mimstore_htmll_bytes,
+  l_mimstore_merge_ratio,             ///< client writes per data write I/O, x100
+  l_mimstore_sync_lat,
+  l_mimstore_syncs,
+  l_mimstore_checkpoint_lag_sns,
+  l_mimstore_checkpoint_lag_bytes,
+  l_mimstore_replayed,
+  l_mimstore_last
+};
+
+class MIMStore : public ObjectStore {
+ public:
+  struct Collection;
+  using CollectionRef = ceph::ref_t<Collection>;
+
+  struct Collection : public CollectionImpl {
+    MIMStore* const store;
+    const std::string name;  ///< cid.to_str(): directory and HTMLL key
+
+    /// Protects objects, bits and exists.
+    ceph::shared_mutex lock =
+      ceph::make_shared_mutex("MIMStore::Collection::lock");
+    std::set<ghobject_t> objects;  ///< GUARDED_BY(lock) in collection_list order
+    int bits = 0;                  ///< GUARDED_BY(lock)
+    bool exists = true;            ///< GUARDED_BY(lock)
+
+    /// sn of the last transaction queued on this handle. Written under
+    /// store->submit_lock; readers wait until applied_sn reaches it.
+    std::atomic<uint64_t> last_queued_sn{0};
+    std::atomic<ContextQueue*> commit_queue{nullptr};
+
+    void flush() override;
+    bool flush_commit(Context* c) override;
+
+   private:
+    FRIEND_MAKE_REF(Collection);
+    Collection(MIMStore* s, const coll_t& c);
+  };
+
+  MIMStore(CephContext* cct, const std::string& path,
+           const std::string& journal_path);
+  ~MIMStore() override;
+
+  // ---- lifecycle ----
+  std::string get_type() override { return "mimstore"; }
+  bool test_mount_in_use() override;
+  int mkfs() override;
+  int mkjournal() override;
+  bool wants_journal() override { return true; }
+  bool allows_journal() override { return true; }
+  bool needs_journal() override { return true; }
+  int mount() override;
+  int umount() override;
+  int fsck(bool deep) override;
+  int flush_journal() override;
+  int dump_journal(std::ostream& out) override;
+  void set_fsid(uuid_d u) override { fsid = u; }
+  uuid_d get_fsid() override { return fsid; }
+  bool is_rotational() override;
+  bool is_journal_rotational() override;
+  int statfs(struct store_statfs_t* buf,
+             osd_alert_list_t* alerts = nullptr) override;
+  int pool_statfs(uint64_t pool_id, struct store_statfs_t* buf,
+                  bool* per_pool_omap) override;
+  int validate_hobject_key(const hobject_t& obj) const override { return 0; }
+  unsigned get_max_attr_name_length() override { return 256; }
+  uint64_t estimate_objects_overhead(uint64_t num_objects) override {
+    return num_objects * 512;  // an inode and a directory entry each
+  }
+  void collect_metadata(std::map<std::string, std::string>* pm) override;
+  objectstore_perf_stat_t get_cur_stats() override;
+  void refresh_perf_counters() override {}
+  const PerfCounters* get_perf_counters() const override { return logger; }
+
+  // ---- collections ----
+  CollectionHandle open_collection(const coll_t& c) override;
+  CollectionHandle create_new_collection(const coll_t& c) override;
+  void set_collection_commit_queue(const coll_t& cid,
+                                   ContextQueue* commit_queue) override;
+  int list_collections(std::vector<coll_t>& ls) override;
+  bool collection_exists(const coll_t& c) override;
+  int collection_empty(CollectionHandle& c, bool* empty) override;
+  int collection_bits(CollectionHandle& c) override;
+  int collection_list(CollectionHandle& c, const ghobject_t& start,
+                      const ghobject_t& end, int max,
+                      std::vector<ghobject_t>* ls, ghobject_t* next) override;
+  int set_collection_opts(CollectionHandle& c,
+                          const pool_opts_t& opts) override { return 0; }
+
+  // ---- objects ----
+  bool exists(CollectionHandle& c, const ghobject_t& oid) override;
+  int stat(CollectionHandle& c, const ghobject_t& oid, struct stat* st,
+           bool allow_eio = false) override;
+  int read(CollectionHandle& c, const ghobject_t& oid, uint64_t offset,
+           size_t len, ceph::bufferlist& bl, uint32_t op_flags = 0) override;
+  using ObjectStore::fiemap;
+  int fiemap(CollectionHandle& c, const ghobject_t& oid, uint64_t offset,
+             size_t len, ceph::bufferlist& bl) override;
+  int fiemap(CollectionHandle& c, const ghobject_t& oid, uint64_t offset,
+             size_t len, std::map<uint64_t, uint64_t>& destmap) override;
+  int getattr(CollectionHandle& c, const ghobject_t& oid, const char* name,
+              ceph::bufferptr& value) override;
+  int getattrs(CollectionHandle& c, const ghobject_t& oid,
+               std::map<std::string, ceph::bufferptr, std::less<>>& aset)
+    override;
+
+  // ---- omap ----
+  int omap_get(CollectionHandle& c, const ghobject_t& oid,
+               ceph::bufferlist* header,
+               std::map<std::string, ceph::bufferlist>* out) override;
+  int omap_get_header(CollectionHandle& c, const ghobject_t& oid,
+                      ceph::bufferlist* header, bool allow_eio = false)
+    override;
+  int omap_get_keys(CollectionHandle& c, const ghobject_t& oid,
+                    std::set<std::string>* keys) override;
+  int omap_get_values(CollectionHandle& c, const ghobject_t& oid,
+                      const std::set<std::string>& keys,
+                      std::map<std::string, ceph::bufferlist>* out) override;
+  int omap_check_keys(CollectionHandle& c, const ghobject_t& oid,
+                      const std::set<std::string>& keys,
+                      std::set<std::string>* out) override;
+  ObjectMap::ObjectMapIterator get_omap_iterator(CollectionHandle& c,
+                                                 const ghobject_t& oid)
+    override;
+
+  // ---- writes ----
+  int queue_transactions(CollectionHandle& ch, std::vector<Transaction>& tls,
+                         TrackedOpRef op = TrackedOpRef(),
+                         ThreadPool::TPHandle* handle = nullptr) override;
+
+  /// Admin socket: the HTMLL summary.
+  void dump_htmll(ceph::Formatter* f);
+
+ private:
+  using sn_t = mim::sn_t;
+
+  /// One queued transaction batch (the tls of one queue_transactions call).
+  struct TransContext {
+    sn_t sn = 0;
+    CollectionRef ch;
+    std::vector<Transaction> tls;
+    Context* on_commit = nullptr;
+    Context* on_applied = nullptr;
+    Context* on_applied_sync = nullptr;
+    uint64_t bytes = 0;
+    ceph::mono_clock::time_point queued_at;
+    TrackedOpRef op;
+  };
+
+  /// An apply-queue item: a transaction, or a request to freeze the HTMLL
+  /// (from the sync thread, journal pressure or umount) that must be
+  /// handled between two transactions.
+  struct ApplyItem {
+    TransContext* txc = nullptr;
+    mim::FlushTrigger freeze = mim::FlushTrigger::NONE;
+  };
+
+  // ---- mount and replay (MIMStore.cc) ----
+  int _load_config();
+  int _open_io();
+  int _open_db(bool create);
+  void _close_db();
+  int _load_collections();
+  int _replay_journal();
+  int _read_meta_u64(const std::string& key, uint64_t* v);
+  void _start_threads();
+  void _stop_threads();
+  void _create_logger();
+  int _check_fsid();
+
+  // ---- queue and apply (MIMStore.cc) ----
+  void _journaled(TransContext* txc);
+  void _apply_thread();
+  void _finish(TransContext* txc);
+  void _wait_applied(Collection* c);
+  void _wait_applied_all();
+  CollectionRef _get_collection(const coll_t& c);
+
+  // ---- merge cache, flush, sync (MIMFlush.cc) ----
+  void _maybe_freeze(mim::FlushTrigger forced);
+  void _flush_thread();
+  void _flush_frozen();
+  int _write_back_object(const std::string& cname, const std::string& fname,
+                         mim::ObjectState& st, bool frozen);
+  void _sync_thread();
+  int _do_sync();
+  void _request_sync();
+  void _request_freeze(mim::FlushTrigger why);
+  void _hold(sn_t sn);
+  void _release_after_sync(const std::vector<sn_t>& sns);
+  void _release_after_sync(sn_t sn);
+  int _flush_everything();
+
+  // ---- transaction ops (MIMOps.cc) ----
+  void _do_transaction(Transaction& t, sn_t sn, uint32_t trans_num);
+  int _touch(const coll_t& cid, const ghobject_t& oid);
+  int _write(const coll_t& cid, const ghobject_t& oid, uint64_t off,
+             uint64_t len, ceph::bufferlist& bl, uint32_t fadvise_flags);
+  int _zero(const coll_t& cid, const ghobject_t& oid, uint64_t off,
+            uint64_t len);
+  int _truncate(const coll_t& cid, const ghobject_t& oid, uint64_t size);
+  int _remove(const coll_t& cid, const ghobject_t& oid);
+  int _setattrs(const coll_t& cid, const ghobject_t& oid,
+                std::map<std::string, ceph::bufferptr>& aset);
+  int _rmattr(const coll_t& cid, const ghobject_t& oid, const char* name);
+  int _rmattrs(const coll_t& cid, const ghobject_t& oid);
+  int _clone(const coll_t& cid, const ghobject_t& oldoid,
+             const ghobject_t& newoid);
+  int _clone_range(const coll_t& cid, const ghobject_t& oldoid,
+                   const ghobject_t& newoid, uint64_t srcoff, uint64_t len,
+                   uint64_t dstoff);
+  int _omap_clear(const coll_t& cid, const ghobject_t& oid);
+  int _omap_setkeys(const coll_t& cid, const ghobject_t& oid,
+                    ceph::bufferlist& aset_bl);
+  int _omap_rmkeys(const coll_t& cid, const ghobject_t& oid,
+                   ceph::bufferlist& keys_bl);
+  int _omap_rmkeyrange(const coll_t& cid, const ghobject_t& oid,
+                       const std::string& first, const std::string& last);
+  int _omap_setheader(const coll_t& cid, const ghobject_t& oid,
+                      ceph::bufferlist& bl);
+  int _create_collection(const coll_t& cid, int bits);
+  int _destroy_collection(const coll_t& cid);
+  int _collection_move_rename(const coll_t& oldcid, const ghobject_t& oldoid,
+                              const coll_t& newcid, const ghobject_t& newoid);
+  int _split_collection(const coll_t& cid, uint32_t bits, uint32_t rem,
+                        const coll_t& dest);
+  int _merge_collection(const coll_t& cid, uint32_t bits, const coll_t& dest);
+  int _set_bits(const coll_t& cid, int bits);
+
+  // op helpers (MIMOps.cc)
+  /// >0: apply the op; 0: replay already applied it (skip). Live: always 1.
+  int _check_replay_guard(const coll_t& cid, const ghobject_t* oid);
+  void _set_replay_guard(const ObjectFDRef& f);
+  void _set_collection_replay_guard(const coll_t& cid);
+  /// Write the object's cached extents (both generations) to its file, so a
+  /// non-write op sees them. REQUIRES: the object's stripe lock.
+  int _take_cached(const coll_t& cid, const std::string& fname, bool discard);
+  int _take_cached_collection(const coll_t& cid);
+  int _open(const coll_t& cid, const ghobject_t& oid, bool create,
+            ObjectFDRef* out);
+  std::mutex& _obj_lock(const std::string& cname, const std::string& fname);
+  int _object_size(const coll_t& cid, const ghobject_t& oid,
+                   const ObjectFDRef& f, uint64_t* size);
+
+  // ---- state ----
+  const std::string journal_path;
+  uuid_d fsid;
+  mimstore::MIMConfig conf;
+  bool mounted = false;
+  int lock_fd = -1;  ///< flock on <osd data>/mimstore.lock while mounted
+  /// The store at mount time was not cleanly unmounted (so replay may find
+  /// operations partly applied; guards are consulted).
+  bool replaying = false;
+  /// Position of the op being applied, for guards and DBObjectMap.
+  SequencerPosition cur_spos;
+
+  std::unique_ptr<mim::IoEnv> io_base;   ///< the real I/O
+  std::unique_ptr<mim::IoEnv> io_fault;  ///< fault seam, when configured
+  mim::IoEnv* io = nullptr;              ///< what everything uses
+  std::unique_ptr<mimstore::ObjectFiles> files;
+  std::unique_ptr<mimstore::MIMJournal> journal;
+  KeyValueDB* db = nullptr;
+  std::unique_ptr<DBObjectMap> omap;
+
+  std::unique_ptr<mim::Htmll> htmll;
+  std::unique_ptr<mim::FlushPolicy> policy;
+  mim::CheckpointTracker tracker;
+  PerfCounters* logger = nullptr;
+  Finisher finisher;
+  std::unique_ptr<mimstore::AdminHook> admin_hook;
+
+  /// Protects coll_map.
+  ceph::shared_mutex coll_lock =
+    ceph::make_shared_mutex("MIMStore::coll_lock");
+  std::unordered_map<coll_t, CollectionRef> coll_map;  ///< GUARDED_BY(coll_lock)
+
+  /// Protects next_sn, queued_ops/bytes and submission order.
+  ceph::mutex submit_lock = ceph::make_mutex("MIMStore::submit_lock");
+  ceph::condition_variable submit_cond;  ///< throttle waiters
+  sn_t next_sn = 1;                      ///< GUARDED_BY(submit_lock)
+  uint64_t queued_ops = 0;               ///< GUARDED_BY(submit_lock)
+  uint64_t queued_bytes = 0;             ///< GUARDED_BY(submit_lock)
+
+  /// Protects the apply queue and applied/committed progress.
+  ceph::mutex apply_lock = ceph::make_mutex("MIMStore::apply_lock");
+  ceph::condition_variable apply_cond;    ///< apply thread: work arrived
+  ceph::condition_variable applied_cond;  ///< readers: applied_sn moved
+  std::deque<ApplyItem> apply_queue;      ///< GUARDED_BY(apply_lock)
+  bool apply_stop = false;                ///< GUARDED_BY(apply_lock)
+  std::atomic<uint64_t> applied_sn{0};    ///< all sns <= this are applied
+  std::atomic<uint64_t> journaled_sn{0};  ///< all sns <= this are journaled
+  /// flush_commit waiters by the sn they wait for. GUARDED_BY(apply_lock)
+  std::multimap<sn_t, Context*> commit_waiters;
+
+  /// Object stripes: serialize one object's file data between the apply
+  /// thread, the flush thread and readers.
+  static constexpr size_t OBJ_LOCKS = 256;
+  std::array<std::mutex, OBJ_LOCKS> obj_locks;
+
+  /// Writes of the transaction being applied that were merged into the
+  /// HTMLL. Apply thread only.
+  uint32_t cur_merges = 0;
+
+  /// Protects the durability accounting below.
+  ceph::mutex durable_lock = ceph::make_mutex("MIMStore::durable_lock");
+  /// Outstanding parts per sn: 1 for what the apply thread did directly,
+  /// plus one per write merged into the HTMLL. GUARDED_BY(durable_lock)
+  std::unordered_map<sn_t, uint32_t> holds;
+  /// Parts completed since the last sync; released once a sync that started
+  /// after them finishes. GUARDED_BY(durable_lock)
+  std::vector<sn_t> unsynced;
+  uint64_t applied_bytes_since_cp = 0;  ///< GUARDED_BY(durable_lock)
+
+  /// Flush/sync thread control. Protects the flags below.
+  ceph::mutex bg_lock = ceph::make_mutex("MIMStore::bg_lock");
+  ceph::condition_variable bg_cond;
+  bool bg_stop = false;            ///< GUARDED_BY(bg_lock)
+  bool sync_requested = false;     ///< GUARDED_BY(bg_lock)
+  bool flush_pending = false;      ///< GUARDED_BY(bg_lock) a generation is frozen
+  mim::FlushOrder flush_order;     ///< GUARDED_BY(bg_lock) of the frozen generation
+  mim::FlushTrigger frozen_trigger = mim::FlushTrigger::NONE;  ///< GUARDED_BY(bg_lock)
+  bool freeze_queued = false;      ///< GUARDED_BY(bg_lock) a marker is in the apply queue
+  /// A forced freeze that arrived while a flush was running; re-queued
+  /// when it ends. GUARDED_BY(bg_lock)
+  mim::FlushTrigger refreeze = mim::FlushTrigger::NONE;
+  uint64_t explicit_handled = 0;   ///< GUARDED_BY(bg_lock) EXPLICIT markers seen
+  uint64_t sync_seq_started = 0;   ///< GUARDED_BY(bg_lock)
+  uint64_t sync_seq_done = 0;      ///< GUARDED_BY(bg_lock)
+  ceph::mono_clock::time_point last_freeze;  ///< GUARDED_BY(bg_lock)
+  mim::sn_t last_checkpoint = 0;   ///< sync thread only
+
+  std::thread apply_thread;
+  std::thread flush_thread;
+  std::thread sync_thread;
+
+  /// Counters of client writes and data write I/Os for the merge ratio.
+  std::atomic<uint64_t> client_writes{0};
+  std::atomic<uint64_t> data_write_ios{0};
+
+  friend class mimstore::AdminHook;
+};

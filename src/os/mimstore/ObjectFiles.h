@@ -1,0 +1,159 @@
+// -*- mode:C++; tab-width:8; c-basic-offset:2; indent-tabs-mode:t -*-
+// vim: ts=8 sw=2 smarttab
+/*
+ * mimstore: the backend on the data filesystem (osd data, on the HDD).
+ *
+ *   <osd data>/objects/<coll_t::to_str()>/<object file>   one file per object
+ *
+ * Object data is the file's data; xattrs and omap live in RocksDB
+ * (DBObjectMap), not here. A collection's split bits and the replay guards
+ * of non-idempotent operations are xattrs on the directory or file.
+ *
+ * All I/O goes through the mim::IoEnv seam, so tests can inject faults.
+ * Writes are buffered (page cache); durability comes from sync_all()
+ * (syncfs), which the store's sync thread calls before it advances the
+ * checkpoint.
+ *
+ * Locking: ObjectFiles itself only guards its fd cache (fd_lock). Callers
+ * serialize operations on one object (the store's object stripe locks) and
+ * on one collection directory (the store's apply thread is the only writer
+ * of directories).
+ */
+#pragma once
+
+#include <list>
+#include <memory>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/ceph_mutex.h"
+#include "common/hobject.h"
+#include "include/buffer.h"
+#include "osd/osd_types.h"
+#include "os/SequencerPosition.h"
+
+#include "core/io_env.h"
+
+#include "include/common_fwd.h"
+
+namespace mimstore {
+
+/// An open object file. Shared: the fd cache and the users of one object
+/// hold references; the fd is closed when the last reference goes.
+class ObjectFD {
+ public:
+  ObjectFD(mim::IoEnv* io, int fd, std::string path)
+    : io(io), fd(fd), path(std::move(path)) {}
+  ~ObjectFD();
+  ObjectFD(const ObjectFD&) = delete;
+  ObjectFD& operator=(const ObjectFD&) = delete;
+
+  mim::IoEnv* const io;
+  const int fd;
+  const std::string path;
+};
+using ObjectFDRef = std::shared_ptr<ObjectFD>;
+
+class ObjectFiles {
+ public:
+  ObjectFiles(CephContext* cct, mim::IoEnv* io, const std::string& data_dir,
+              uint32_t fd_cache_size);
+  ~ObjectFiles();
+
+  int mkfs();    ///< create the objects/ directory
+  int open();    ///< open the data filesystem (for syncfs) and check layout
+  void close();
+
+  /// Directory of a collection, and the path of an object file in it.
+  std::string coll_dir(const std::string& cname) const;
+  std::string object_path(const std::string& cname,
+                          const std::string& fname) const;
+
+  // ---- collections ----
+  int list_collections(std::vector<coll_t>* out);
+  int create_collection(const coll_t& c, int bits);
+  int remove_collection(const coll_t& c);          ///< -ENOTEMPTY if not empty
+  int set_collection_bits(const coll_t& c, int bits);
+  int get_collection_bits(const coll_t& c, int* bits);
+  /// Every object in the collection directory. Files that do not decode are
+  /// reported in `bad` (fsck) and skipped; an incomplete long-name create is
+  /// removed.
+  int list_objects(const coll_t& c, std::set<ghobject_t>* out,
+                   std::vector<std::string>* bad);
+
+  // ---- objects ----
+  /// Open (and with `create`, create) the file of `oid`. -ENOENT if absent.
+  int open_object(const coll_t& c, const ghobject_t& oid, bool create,
+                  ObjectFDRef* out);
+  /// Open an existing object file by its collection and file name (the
+  /// flush thread knows objects only by these names).
+  int open_by_name(const std::string& cname, const std::string& fname,
+                   ObjectFDRef* out);
+  int remove_object(const coll_t& c, const ghobject_t& oid);
+  /// Move/rename a file; an existing destination is replaced.
+  int rename_object(const coll_t& oc, const ghobject_t& ooid,
+                    const coll_t& nc, const ghobject_t& noid);
+
+  int write(const ObjectFDRef& f, uint64_t off, const ceph::bufferlist& bl);
+  int write_iov(const ObjectFDRef& f, uint64_t off,
+                const std::vector<struct iovec>& iov);
+  /// Read [off, off+len) into `bl`; short at end of file.
+  int read(const ObjectFDRef& f, uint64_t off, uint64_t len,
+           ceph::bufferlist* bl);
+  int read_into(const ObjectFDRef& f, uint64_t off, uint64_t len, char* buf);
+  int truncate(const ObjectFDRef& f, uint64_t size);
+  int zero(const ObjectFDRef& f, uint64_t off, uint64_t len);
+  int size(const ObjectFDRef& f, uint64_t* size);
+  /// Data ranges of [off, off+len) (SEEK_DATA/SEEK_HOLE).
+  int fiemap(const ObjectFDRef& f, uint64_t off, uint64_t len,
+             std::map<uint64_t, uint64_t>* out);
+  /// dst becomes a copy of src's data (reflink when the filesystem can).
+  int clone(const ObjectFDRef& src, const ObjectFDRef& dst);
+  int clone_range(const ObjectFDRef& src, uint64_t srcoff, uint64_t len,
+                  const ObjectFDRef& dst, uint64_t dstoff);
+
+  // ---- replay guards ----
+  /// Replay guards (FileStore's idea): a non-idempotent operation at
+  /// position P records P on its target once its effect is durable; replay
+  /// skips operations at or before the recorded position.
+  int get_guard(const ObjectFDRef& f, SequencerPosition* pos);  ///< -ENODATA
+  int set_guard(const ObjectFDRef& f, const SequencerPosition& pos);
+  int get_collection_guard(const coll_t& c, SequencerPosition* pos);
+  int set_collection_guard(const coll_t& c, const SequencerPosition& pos);
+
+  /// Make everything written so far durable (syncfs of the data filesystem).
+  int sync_all();
+  /// Drop an fd cache entry (after remove/rename, or to bound memory).
+  void forget(const std::string& path);
+
+  uint64_t fd_cache_hits() const { return hits; }
+  uint64_t fd_cache_misses() const { return misses; }
+
+ private:
+  int lookup_cached(const std::string& path, ObjectFDRef* out);
+  void insert_cached(const std::string& path, const ObjectFDRef& f);
+  int open_path(const std::string& path, bool create,
+                const std::string* long_name, ObjectFDRef* out);
+  int fsync_dir(const std::string& dir);
+
+  CephContext* const cct;
+  mim::IoEnv* const io;
+  const std::string data_dir;
+  const std::string objects_dir;
+  const uint32_t fd_cache_size;
+  int root_fd = -1;  ///< the data filesystem, for syncfs
+
+  /// Protects the fd cache below.
+  ceph::mutex fd_lock = ceph::make_mutex("mimstore::ObjectFiles::fd_lock");
+  std::list<std::string> lru;  ///< GUARDED_BY(fd_lock) most recent first
+  struct Cached {
+    ObjectFDRef fd;
+    std::list<std::string>::iterator lru_pos;
+  };
+  std::unordered_map<std::string, Cached> cache;  ///< GUARDED_BY(fd_lock)
+  uint64_t hits = 0, misses = 0;                    ///< GUARDED_BY(fd_lock)
+};
+
+}  // namespace mimstore

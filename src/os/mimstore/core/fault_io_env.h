@@ -1,0 +1,253 @@
+// -*- mode:C++; tab-width:8; c-basic-offset:2; indent-tabs-mode:t -*-
+// vim: ts=8 sw=2 smarttab
+/*
+ * mimstore: an IoEnv that injects faults and crashes. Ceph-free.
+ *
+ * This is free software; you can redistribute it and/or modify it under the
+ * terms of the GNU Lesser General Public License version 2.1, as published
+ * by the Free Software Foundation. See file COPYING.
+ *
+ * FaultIoEnv wraps a real IoEnv (normally PosixIoEnv) and can
+ *
+ *  (a) fail the Nth operation matching a filter (op kind, path substring)
+ *      with a chosen errno; the failed operation is not performed;
+ *  (b) model a volatile write cache: every write, truncate and fallocate
+ *      that is not yet durable is remembered with the pre-image of the
+ *      range it overwrote and the file size before it. crash() undoes them
+ *      in reverse order, each one independently kept, dropped (pre-image
+ *      and old size restored) or torn (a random subset of its 512-byte
+ *      sectors reverted), chosen by a seeded RNG;
+ *  (c) crash at the Nth I/O (pwritev, fsync/fdatasync/syncfs, aio submit;
+ *      the Nth is not performed): roll back as in (b), then call the crash
+ *      callback (a forked store child passes _exit; tests may throw or set
+ *      a flag). After a crash every call except close() fails with -EIO.
+ *
+ * Durability model:
+ *  - fsync/fdatasync of any fd of a file makes durable that file's writes
+ *    that had completed when it was called (pwritev returned, or the aio
+ *    completion was reaped); syncfs does so for every file (all
+ *    filesystems: a simplification).
+ *  - writes through an O_DSYNC/O_SYNC fd are durable when they complete.
+ *  - O_DIRECT alone is not durable (the device has a volatile cache).
+ *  - Limitation: rename, unlink, link, mkdir, rmdir, xattrs, file creation
+ *    and clones are durable at once; they are never rolled back.
+ *  - Files are told apart by (st_dev, st_ino); a block device is treated as
+ *    a file whose size never changes.
+ *  - Each file with unsynced writes keeps a private O_RDWR fd open (for
+ *    pre-images and rollback), so user fds may be closed or the file
+ *    renamed or unlinked before the crash.
+ *  - Pre-images are read (buffered) before each write: slow and memory
+ *    hungry; test use only.
+ *
+ * Spec string (store option or tests), comma-separated items:
+ *
+ *   spec   := item ("," item)*
+ *   item   := "crash_at=" N          crash at the Nth counted I/O (1-based)
+ *           | "seed=" N              RNG seed for crash outcomes (default 0)
+ *           | "mode=" mode           outcome of each unsynced write
+ *           | "fail=" rule           may repeat
+ *   mode   := "random" | "drop" | "keep" | "tear"
+ *   rule   := ops ":" [path] ":" err "@" N ["+"]
+ *   ops    := op ("|" op)*
+ *   op     := "read" | "write" | "aio" | "sync" | "fsync" | "trunc" | "open"
+ *           | "meta" | "xattr" | "clone" | "any"
+ *   err    := "eio" | "enospc" | "edquot" | "erofs" | "efbig" | decimal errno
+ *
+ * e.g. "crash_at=1234,seed=7,mode=tear", "fail=write:journal:eio@5",
+ * "fail=sync::eio@3+" (every sync from the 3rd on). `path` is a substring
+ * of the path the fd was opened with (or of a metadata op's path); empty
+ * matches all; it cannot contain ',' or ':'. "write" is pwritev only, "aio"
+ * is aio_submit_write (the failure is delivered as the completion result),
+ * "sync" and "fsync" both mean fsync, fdatasync and syncfs, "trunc" is
+ * ftruncate and fallocate, "meta" is rename, unlink, link, mkdir, rmdir.
+ */
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/io_env.h"
+
+namespace mim {
+
+enum fault_op_t : uint32_t {
+  FAULT_OP_READ = 1u << 0,
+  FAULT_OP_WRITE = 1u << 1,
+  FAULT_OP_AIO = 1u << 2,
+  FAULT_OP_SYNC = 1u << 3,
+  FAULT_OP_TRUNC = 1u << 4,
+  FAULT_OP_OPEN = 1u << 5,
+  FAULT_OP_META = 1u << 6,
+  FAULT_OP_XATTR = 1u << 7,
+  FAULT_OP_CLONE = 1u << 8,
+  FAULT_OP_ANY = 0x1ff,
+};
+
+enum class crash_mode_t { RANDOM, DROP, KEEP, TEAR };
+
+struct fail_rule_t {
+  uint32_t ops = FAULT_OP_ANY;  ///< fault_op_t bits
+  std::string path;             ///< substring; empty matches every path
+  int err = EIO;                ///< positive errno
+  uint64_t nth = 1;             ///< the Nth matching op fails (1-based)
+  bool and_after = false;       ///< ... and every later matching op
+};
+
+struct fault_spec_t {
+  uint64_t crash_at = 0;        ///< 0: never
+  uint64_t seed = 0;
+  crash_mode_t mode = crash_mode_t::RANDOM;
+  std::vector<fail_rule_t> fails;
+};
+
+/// Parse the grammar above. -EINVAL with *err naming the bad item.
+int parse_fault_spec(const std::string& spec, fault_spec_t* out,
+                     std::string* err);
+
+class FaultIoEnv : public IoEnv {
+ public:
+  /// What crash() did to one unsynced write.
+  struct rollback_t {
+    enum Outcome { KEPT, DROPPED, TORN } outcome;
+    std::string path;           ///< the path the file was first opened as
+    uint64_t off = 0;
+    uint64_t len = 0;
+    std::vector<bool> reverted; ///< TORN: per sector of [off, off+len),
+                                ///< split at 512-byte file offsets
+  };
+
+  /// `base` is not owned and must outlive this.
+  explicit FaultIoEnv(IoEnv* base);
+  ~FaultIoEnv() override;
+
+  void set_spec(const fault_spec_t& s);
+  /// Parse and apply a spec string; -EINVAL and *err if it does not parse.
+  int set_spec(const std::string& s, std::string* err);
+  void add_fail_rule(const fail_rule_t& r);
+  void clear_fail_rules();
+  /// Crash when the Nth counted I/O is attempted (0: never), then call cb.
+  void set_crash_at(uint64_t n);
+  void set_crash_callback(std::function<void()> cb);
+  void set_seed(uint64_t seed);
+  void set_crash_mode(crash_mode_t m);
+
+  /// Roll back every unsynced write now and fail all further I/O. Waits
+  /// (up to a few seconds) for aio writes in flight in the base env first.
+  void crash();
+  bool crashed() const;
+  /// Counted I/Os attempted so far (pwritev, syncs, aio submits).
+  uint64_t io_count() const;
+  /// Writes not yet durable.
+  size_t unsynced_writes() const;
+  /// Per write undone or kept by the last crash, newest first.
+  std::vector<rollback_t> last_crash_report() const;
+
+  // IoEnv
+  int open(const std::string& path, int flags, mode_t mode, int* fd) override;
+  int close(int fd) override;
+  ssize_t pread(int fd, void* buf, size_t len, uint64_t off) override;
+  ssize_t pwritev(int fd, const struct iovec* iov, int iovcnt,
+                  uint64_t off) override;
+  int fsync(int fd) override;
+  int fdatasync(int fd) override;
+  int syncfs(int fd) override;
+  int ftruncate(int fd, uint64_t size) override;
+  int fallocate(int fd, int mode, uint64_t off, uint64_t len) override;
+  int fstat(int fd, struct stat* st) override;
+  int stat(const std::string& path, struct stat* st) override;
+  int get_size(int fd, uint64_t* size) override;
+  int get_logical_block_size(int fd, uint32_t* bs) override;
+  int rename(const std::string& from, const std::string& to) override;
+  int unlink(const std::string& path) override;
+  int link(const std::string& from, const std::string& to) override;
+  int mkdir(const std::string& path, mode_t mode) override;
+  int rmdir(const std::string& path) override;
+  int list_dir(const std::string& path,
+               std::vector<std::string>* names) override;
+  int clone_file(int src_fd, int dst_fd) override;
+  int clone_range(int src_fd, uint64_t src_off, uint64_t len, int dst_fd,
+                  uint64_t dst_off) override;
+  int fsetxattr(int fd, const std::string& name, const void* val, size_t len,
+                int flags) override;
+  int fgetxattr(int fd, const std::string& name, std::string* val) override;
+  int fremovexattr(int fd, const std::string& name) override;
+  int aio_setup(int max_inflight) override;
+  int aio_submit_write(int fd, const struct iovec* iov, int iovcnt,
+                       uint64_t off, void* cookie) override;
+  int aio_reap(int min_events, int max_events,
+               std::vector<std::pair<void*, ssize_t>>* done,
+               int timeout_ms) override;
+  int aio_inflight() override;
+
+ private:
+  struct file_t {
+    std::string path;        ///< as first opened
+    int shadow_fd = -1;      ///< private O_RDWR fd; -1 if never writable
+    bool is_blk = false;
+    int user_fds = 0;
+    size_t pending = 0;      ///< records below that refer to this file
+  };
+  struct fd_t {
+    std::shared_ptr<file_t> file;
+    std::string path;
+    bool sync_writes = false;  ///< O_DSYNC or O_SYNC
+  };
+  /// One modification not yet durable.
+  struct record_t {
+    uint64_t seq = 0;
+    std::shared_ptr<file_t> file;
+    uint64_t off = 0;
+    uint64_t len = 0;
+    std::string pre;         ///< old bytes of [off, min(off+len, old_size))
+    uint64_t old_size = 0;   ///< UINT64_MAX for block devices
+    uint64_t new_size = 0;
+    bool completed = false;  ///< pwritev returned / aio completion reaped
+    bool durable_on_completion = false;
+    bool size_op = false;    ///< truncate/fallocate (never torn)
+  };
+  struct aio_op_t {
+    void* cookie = nullptr;
+    uint64_t seq = 0;        ///< record, 0 if none
+  };
+  enum class Gate { GO, FAIL, CRASH };
+
+  // REQUIRES: lock_ is held (all *_locked below).
+  Gate gate_locked(uint32_t op, const std::string& path, bool counted,
+                   int* err);
+  std::string path_of_locked(int fd) const;
+  void crash_locked();
+  int capture_locked(const fd_t& f, uint64_t off, uint64_t len,
+                     record_t* rec);
+  void mark_durable_locked(const file_t* file);  ///< nullptr: all files
+  void drop_record_locked(std::map<uint64_t, record_t>::iterator it);
+  void maybe_release_locked(const std::shared_ptr<file_t>& file);
+  int after_crash();  ///< calls the callback outside the lock; -EIO
+
+  IoEnv* const base_;  ///< constant after construction
+
+  mutable std::mutex lock_;  ///< protects everything below
+  fault_spec_t spec_;
+  std::vector<uint64_t> rule_seen_;
+  std::function<void()> crash_cb_;
+  std::mt19937_64 rng_;
+  uint64_t io_count_ = 0;
+  bool crashed_ = false;
+  uint64_t next_seq_ = 1;
+  std::map<int, fd_t> fds_;
+  std::map<std::pair<dev_t, ino_t>, std::shared_ptr<file_t>> files_;
+  std::map<uint64_t, record_t> records_;   ///< by seq, i.e. issue order
+  std::vector<std::pair<void*, ssize_t>> fake_completions_;
+  std::vector<rollback_t> last_report_;
+
+  std::atomic<int> base_inflight_{0};  ///< aio writes submitted to base_
+};
+
+}  // namespace mim

@@ -1,0 +1,345 @@
+// -*- mode:C++; tab-width:8; c-basic-offset:2; indent-tabs-mode:t -*-
+// vim: ts=8 sw=2 smarttab
+/*
+ * mimstore: replay-side scan of the write-ahead journal, Ceph-free.
+ *
+ * This is free software; you can redistribute it and/or modify it under the
+ * terms of the GNU Lesser General Public License version 2.1, as published
+ * by the Free Software Foundation. See file COPYING.
+ */
+#include "core/journal_scanner.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+
+#include "core/io_env.h"
+
+namespace mim {
+
+namespace {
+
+inline uint64_t align_up(uint64_t v, uint64_t a)
+{
+  return (v + a - 1) / a * a;
+}
+
+inline uint64_t align_down(uint64_t v, uint64_t a)
+{
+  return v / a * a;
+}
+
+std::string errstr(int err)
+{
+  return std::string(strerror(-err)) + " (" + std::to_string(err) + ")";
+}
+
+/// A read-ahead window over the entry area. All reads it issues are
+/// block-aligned, into a block-aligned buffer, and never cross area_end.
+class AreaReader {
+ public:
+  AreaReader(const JournalGeometry& g, const ReadFn& read_fn, size_t chunk)
+    : g_(g), read_fn_(read_fn),
+      chunk_(std::max<size_t>(align_up(chunk, g.block_size), g.block_size)) {}
+
+  /// Make [off, off+len) available and point *p at it.
+  /// REQUIRES: area_start <= off, off + len <= area_end.
+  int get(uint64_t off, size_t len, const char** p, std::string* err) {
+    assert(off >= g_.area_start && off + len <= g_.area_end);
+    if (off >= win_off_ && off + len <= win_off_ + win_len_) {
+      *p = buf_.get() + (off - win_off_);
+      return 0;
+    }
+    uint64_t start = align_down(off, g_.block_size);
+    uint64_t end = std::max<uint64_t>(align_up(off + len, g_.block_size),
+                                      start + chunk_);
+    end = std::min(end, g_.area_end);
+    size_t n = end - start;
+    if (n > cap_) {
+      void* m = nullptr;
+      if (posix_memalign(&m, g_.block_size, n) != 0) {
+        throw std::bad_alloc();
+      }
+      buf_.reset(static_cast<char*>(m));
+      cap_ = n;
+    }
+    win_len_ = 0;
+    int r = read_fn_(start, n, buf_.get());
+    if (r < 0) {
+      *err = "journal read of " + std::to_string(n) + " bytes at offset " +
+             std::to_string(start) + " failed: " + errstr(r);
+      return r;
+    }
+    win_off_ = start;
+    win_len_ = n;
+    *p = buf_.get() + (off - win_off_);
+    return 0;
+  }
+
+ private:
+  struct Free {
+    void operator()(char* p) const { free(p); }
+  };
+
+  const JournalGeometry g_;
+  const ReadFn& read_fn_;
+  const size_t chunk_;
+  std::unique_ptr<char, Free> buf_;
+  size_t cap_ = 0;
+  uint64_t win_off_ = 0;
+  size_t win_len_ = 0;
+};
+
+bool all_zero(const char* p, size_t n)
+{
+  for (size_t i = 0; i < n; ++i) {
+    if (p[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// Look at every block-aligned offset of the area, one lap starting after
+/// `from`, for a crc-valid entry of this generation whose committed_up_to
+/// covers `expected`. Returns 1 if found (fills out), 0 if not, <0 on error.
+int find_acked_evidence(const JournalHeader& h, const JournalGeometry& g,
+                        AreaReader& rd, uint64_t from, sn_t expected,
+                        ScanResult* out)
+{
+  const uint64_t bs = g.block_size;
+  uint64_t q = g.normalize(align_up(from, bs));
+  for (uint64_t i = 0; i < g.area_len() / bs; ++i, q = g.normalize(q + bs)) {
+    const char* hp;
+    int r = rd.get(q, ENTRY_HEADER_SIZE, &hp, &out->detail);
+    if (r < 0) {
+      return r;
+    }
+    EntryHeader eh;
+    if (!decode_entry_header(hp, &eh) || eh.generation != h.generation ||
+        eh.committed_up_to < expected ||
+        (eh.type != ENTRY_TXN && eh.type != ENTRY_WRAP)) {
+      continue;
+    }
+    uint64_t total = ENTRY_HEADER_SIZE + uint64_t(eh.payload_len) + eh.pad_len;
+    if (q + total > g.area_end) {
+      continue;
+    }
+    r = rd.get(q, ENTRY_HEADER_SIZE + eh.payload_len, &hp, &out->detail);
+    if (r < 0) {
+      return r;
+    }
+    std::string_view payload(hp + ENTRY_HEADER_SIZE, eh.payload_len);
+    if (entry_crc(hp, payload) != eh.crc) {
+      continue;
+    }
+    out->corrupt_acked_off = q;
+    out->corrupt_acked_sn = eh.sn;
+    out->acked_up_to = eh.committed_up_to;
+    return 1;
+  }
+  return 0;
+}
+
+}  // anonymous namespace
+
+const char* scan_end_name(ScanResult::End e)
+{
+  switch (e) {
+  case ScanResult::CLEAN_END:
+    return "clean end";
+  case ScanResult::TORN_OR_CORRUPT:
+    return "torn or corrupt tail";
+  case ScanResult::CORRUPT_ACKED:
+    return "corrupt acknowledged data";
+  }
+  return "?";
+}
+
+int scan_journal(const JournalHeader& h, const ReadFn& read_fn,
+                 const EntryFn& on_entry, ScanResult* out,
+                 const ScanOptions& opts)
+{
+  *out = ScanResult();
+  const JournalGeometry g(h);
+  const uint64_t bs = h.block_size;
+  if (bs < JOURNAL_MIN_BLOCK_SIZE || g.area_len() < 2 * bs ||
+      h.start_off < g.area_start || h.start_off >= g.area_end ||
+      h.start_off % bs != 0) {
+    out->detail = "journal header geometry is not usable";
+    return -EINVAL;
+  }
+  AreaReader rd(g, read_fn, opts.read_chunk);
+
+  uint64_t p = h.start_off;
+  sn_t expected = h.start_sn;
+  uint64_t consumed = 0;  // area bytes walked, wrap waste included
+  ScanResult::End stop = ScanResult::CLEAN_END;
+  std::string why;
+
+  for (;;) {
+    if (p == g.area_end) {
+      // Implicit wrap: a batch ended exactly at the area end.
+      p = g.area_start;
+      ++out->wraps;
+    }
+    if (consumed >= g.area_len()) {
+      // Cannot happen with a correct writer (it keeps head != tail); a
+      // guard against walking in circles.
+      stop = ScanResult::TORN_OR_CORRUPT;
+      why = "walked a whole lap of the entry area";
+      break;
+    }
+    if (p + ENTRY_HEADER_SIZE > g.area_end) {
+      // Batches end block aligned, so only a bad length in the previous
+      // entry can put us here.
+      stop = ScanResult::TORN_OR_CORRUPT;
+      why = "entry header would cross the end of the area";
+      break;
+    }
+    const char* hp;
+    int r = rd.get(p, ENTRY_HEADER_SIZE, &hp, &out->detail);
+    if (r < 0) {
+      out->end_off = p;
+      out->next_sn = expected;
+      return r;
+    }
+    EntryHeader eh;
+    if (!decode_entry_header(hp, &eh)) {
+      stop = ScanResult::CLEAN_END;
+      why = all_zero(hp, ENTRY_HEADER_SIZE) ? "zeros"
+                                            : "no entry magic (old data)";
+      break;
+    }
+    if (eh.generation != h.generation) {
+      stop = ScanResult::CLEAN_END;
+      why = "entry of another generation " + std::to_string(eh.generation) +
+            " (old data of an earlier journal on this device)";
+      break;
+    }
+    uint64_t total = ENTRY_HEADER_SIZE + uint64_t(eh.payload_len) + eh.pad_len;
+    if (p + total > g.area_end || total % ENTRY_ALIGN != 0) {
+      stop = ScanResult::TORN_OR_CORRUPT;
+      why = "impossible entry length (payload " +
+            std::to_string(eh.payload_len) + ", pad " +
+            std::to_string(eh.pad_len) + ")";
+      break;
+    }
+    r = rd.get(p, ENTRY_HEADER_SIZE + eh.payload_len, &hp, &out->detail);
+    if (r < 0) {
+      out->end_off = p;
+      out->next_sn = expected;
+      return r;
+    }
+    std::string_view payload(hp + ENTRY_HEADER_SIZE, eh.payload_len);
+    if (entry_crc(hp, payload) != eh.crc) {
+      stop = ScanResult::TORN_OR_CORRUPT;
+      why = "entry crc mismatch";
+      break;
+    }
+    if (eh.type != ENTRY_TXN && eh.type != ENTRY_WRAP) {
+      stop = ScanResult::TORN_OR_CORRUPT;
+      why = "unknown entry type " + std::to_string(eh.type);
+      break;
+    }
+    if (eh.flags != 0 || eh.reserved != 0) {
+      stop = ScanResult::TORN_OR_CORRUPT;
+      why = "unknown entry flags";
+      break;
+    }
+    if (eh.sn < expected) {
+      stop = ScanResult::CLEAN_END;
+      why = "entry sn " + std::to_string(eh.sn) + " of an earlier lap";
+      break;
+    }
+    if (eh.sn > expected) {
+      stop = ScanResult::TORN_OR_CORRUPT;
+      why = "entry sn " + std::to_string(eh.sn) + " where sn " +
+            std::to_string(expected) + " was expected";
+      break;
+    }
+    if (eh.type == ENTRY_WRAP) {
+      if (p % bs != 0 || eh.payload_len != 0 || total != bs ||
+          p == g.area_start) {
+        stop = ScanResult::TORN_OR_CORRUPT;
+        why = "malformed wrap entry";
+        break;
+      }
+      consumed += g.area_end - p;
+      p = g.area_start;
+      ++out->wraps;
+      continue;
+    }
+    r = on_entry(eh.sn, p, payload);
+    if (r != 0) {
+      out->stopped_by_callback = true;
+      out->end = out->stop = ScanResult::CLEAN_END;
+      out->end_off = p;
+      out->next_sn = expected;
+      out->detail = "stopped by the entry callback (" + std::to_string(r) +
+                    ") at sn " + std::to_string(expected);
+      return r;
+    }
+    ++out->entries;
+    ++expected;
+    p += total;
+    consumed += total;
+  }
+
+  out->stop = out->end = stop;
+  out->end_off = g.normalize(p);
+  out->next_sn = expected;
+  out->detail = std::string(scan_end_name(stop)) + " at offset " +
+                std::to_string(out->end_off) + ", sn " +
+                std::to_string(expected) + ": " + why;
+
+  // Did we stop short of data that was already durable?
+  if (h.committed_up_to >= expected) {
+    out->end = ScanResult::CORRUPT_ACKED;
+    out->corrupt_acked_off = ScanResult::EVIDENCE_IN_HEADER;
+    out->corrupt_acked_sn = 0;
+    out->acked_up_to = h.committed_up_to;
+  } else if (opts.check_acked) {
+    int r = find_acked_evidence(h, g, rd, p, expected, out);
+    if (r < 0) {
+      return r;
+    }
+    if (r > 0) {
+      out->end = ScanResult::CORRUPT_ACKED;
+    }
+  }
+  if (out->end == ScanResult::CORRUPT_ACKED) {
+    std::string src =
+      out->corrupt_acked_off == ScanResult::EVIDENCE_IN_HEADER
+        ? std::string("the journal header")
+        : "the entry at offset " + std::to_string(out->corrupt_acked_off) +
+            " (sn " + std::to_string(out->corrupt_acked_sn) + ")";
+    out->detail += "; but " + src + " records that sns up to " +
+                   std::to_string(out->acked_up_to) +
+                   " were durable: the journal is damaged and sns " +
+                   std::to_string(expected) + ".." +
+                   std::to_string(out->acked_up_to) +
+                   " (possibly acknowledged) cannot be replayed";
+  }
+  return 0;
+}
+
+ReadFn read_fn_for(IoEnv* env, int fd)
+{
+  return [env, fd](uint64_t off, size_t len, char* buf) -> int {
+    ssize_t r = env->pread(fd, buf, len, off);
+    if (r < 0) {
+      return static_cast<int>(r);
+    }
+    if (static_cast<size_t>(r) != len) {
+      return -ENODATA;
+    }
+    return 0;
+  };
+}
+
+}  // namespace mim

@@ -1,0 +1,15 @@
+# mimstore's sources, included from Ceph's src/os/CMakeLists.txt by the
+# patch series (cmake/patches). Paths are relative to src/os.
+file(GLOB mimstore_core_srcs CONFIGURE_DEPENDS
+  ${CMAKE_CURRENT_LIST_DIR}/core/*.cc)
+set(mimstore_srcs
+  mimstore/MIMConfig.cc
+  mimstore/MIMFlush.cc
+  mimstore/MIMJournal.cc
+  mimstore/MIMOps.cc
+  mimstore/MIMStore.cc
+  mimstore/ObjectFiles.cc
+  mimstore/ObjectName.cc
+  ${mimstore_core_srcs})
+# core/ headers are included as "core/...".
+include_directories(${CMAKE_CURRENT_LIST_DIR})

@@ -1,0 +1,353 @@
+// -*- mode:C++; tab-width:8; c-basic-offset:2; indent-tabs-mode:t -*-
+// vim: ts=8 sw=2 smarttab
+#include "mimstore_test_util.h"
+
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sstream>
+
+#include "common/Cond.h"
+#include "common/ceph_context.h"
+#include "common/perf_counters.h"
+#include "global/global_context.h"
+#include "include/stringify.h"
+
+namespace mimtest {
+
+StoreDir::StoreDir()
+{
+  const char* base = getenv("MIMSTORE_TEST_DIR");
+  std::string tmpl = std::string(base ? base : "/var/tmp") +
+                     "/mimstore-test.XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back(0);
+  ceph_assert(mkdtemp(buf.data()));
+  root = buf.data();
+  data = root + "/data";
+  journal = root + "/journal";
+  ceph_assert(::mkdir(data.c_str(), 0755) == 0);
+}
+
+StoreDir::~StoreDir()
+{
+  if (!getenv("MIMSTORE_TEST_KEEP")) {
+    std::string cmd = "rm -rf '" + root + "'";
+    int r = system(cmd.c_str());
+    (void)r;
+  }
+}
+
+Conf::Conf(std::initializer_list<std::pair<std::string, std::string>> kv)
+{
+  for (auto& [k, v] : kv) {
+    set(k, v);
+  }
+}
+
+void Conf::set(const std::string& k, const std::string& v)
+{
+  auto& conf = g_ceph_context->_conf;
+  if (!old.count(k)) {
+    std::string cur;
+    ceph_assert(conf.get_val(k, &cur) == 0);
+    old[k] = cur;
+  }
+  conf.set_val_or_die(k, v);
+  conf.apply_changes(nullptr);
+}
+
+Conf::~Conf()
+{
+  auto& conf = g_ceph_context->_conf;
+  for (auto& [k, v] : old) {
+    conf.set_val_or_die(k, v);
+  }
+  conf.apply_changes(nullptr);
+}
+
+std::unique_ptr<ObjectStore> make_store(const StoreDir& d,
+                                        const std::string& type)
+{
+  return ObjectStore::create(g_ceph_context, type, d.data, d.journal);
+}
+
+int apply(ObjectStore* s, ObjectStore::CollectionHandle& ch,
+          ObjectStore::Transaction&& t)
+{
+  C_SaferCond c;
+  t.register_on_commit(&c);
+  int r = s->queue_transaction(ch, std::move(t));
+  if (r < 0) {
+    return r;
+  }
+  return c.wait();
+}
+
+StoreState dump_state(ObjectStore* s)
+{
+  StoreState out;
+  std::vector<coll_t> colls;
+  s->list_collections(colls);
+  for (auto& cid : colls) {
+    auto ch = s->open_collection(cid);
+    auto& objs = out[cid];
+    ghobject_t next;
+    ghobject_t pos;
+    while (true) {
+      std::vector<ghobject_t> ls;
+      int r = s->collection_list(ch, pos, ghobject_t::get_max(), 64, &ls,
+                                 &next);
+      ceph_assert(r == 0);
+      for (auto& o : ls) {
+        ObjectState st;
+        ceph::bufferlist bl;
+        r = s->read(ch, o, 0, 0, bl);
+        ceph_assert(r >= 0);
+        st.data = bl.to_str();
+        std::map<std::string, ceph::bufferptr, std::less<>> attrs;
+        r = s->getattrs(ch, o, attrs);
+        ceph_assert(r >= 0);
+        for (auto& [k, v] : attrs) {
+          st.attrs[k] = std::string(v.c_str(), v.length());
+        }
+        ceph::bufferlist hdr;
+        std::map<std::string, ceph::bufferlist> kv;
+        r = s->omap_get(ch, o, &hdr, &kv);
+        ceph_assert(r >= 0);
+        st.omap_header = hdr.to_str();
+        for (auto& [k, v] : kv) {
+          st.omap[k] = v.to_str();
+        }
+        objs[o] = std::move(st);
+      }
+      if (next.is_max()) {
+        break;
+      }
+      pos = next;
+    }
+  }
+  return out;
+}
+
+std::string diff_state(const StoreState& a, const StoreState& b)
+{
+  std::ostringstream ss;
+  for (auto& [cid, objs] : a) {
+    auto p = b.find(cid);
+    if (p == b.end()) {
+      ss << "collection " << cid << " only in the first";
+      return ss.str();
+    }
+    for (auto& [o, st] : objs) {
+      auto q = p->second.find(o);
+      if (q == p->second.end()) {
+        ss << cid << "/" << o << " only in the first";
+        return ss.str();
+      }
+      const ObjectState& t = q->second;
+      if (st.data != t.data) {
+        size_t i = 0;
+        while (i < st.data.size() && i < t.data.size() &&
+               st.data[i] == t.data[i]) {
+          ++i;
+        }
+        ss << cid << "/" << o << " data differs: sizes " << st.data.size()
+           << " vs " << t.data.size() << ", first difference at " << i;
+        return ss.str();
+      }
+      if (st.attrs != t.attrs) {
+        ss << cid << "/" << o << " xattrs differ (" << st.attrs.size()
+           << " vs " << t.attrs.size() << ")";
+        return ss.str();
+      }
+      if (st.omap_header != t.omap_header) {
+        ss << cid << "/" << o << " omap header differs";
+        return ss.str();
+      }
+      if (st.omap != t.omap) {
+        ss << cid << "/" << o << " omap differs (" << st.omap.size() << " vs "
+           << t.omap.size() << " keys)";
+        return ss.str();
+      }
+    }
+    if (objs.size() != p->second.size()) {
+      for (auto& [o, st] : p->second) {
+        if (!objs.count(o)) {
+          ss << cid << "/" << o << " only in the second";
+          return ss.str();
+        }
+      }
+    }
+  }
+  for (auto& [cid, objs] : b) {
+    if (!a.count(cid)) {
+      ss << "collection " << cid << " only in the second";
+      return ss.str();
+    }
+  }
+  return "";
+}
+
+RandomTxns::RandomTxns(uint64_t seed, int ncolls, int objs_per_coll)
+  : rng(seed)
+{
+  for (int c = 0; c < ncolls; ++c) {
+    colls.push_back(coll_t(spg_t(pg_t(c, 1))));
+    objs.emplace_back();
+    for (int i = 0; i < objs_per_coll; ++i) {
+      // names that exercise the encoding: separators, escapes, a long one
+      std::string name = "obj_" + std::to_string(i);
+      if (i == 1) {
+        name = "odd/name with spaces_and_%25";
+      } else if (i == 2) {
+        name = std::string(300, 'L') + std::to_string(c);
+      }
+      hobject_t h(object_t(name), "", CEPH_NOSNAP,
+                  uint32_t(rng()) & ~0xfu | c, 1, i == 3 ? "ns" : "");
+      objs.back().push_back(ghobject_t(h));
+    }
+  }
+}
+
+std::vector<ObjectStore::Transaction> RandomTxns::setup()
+{
+  std::vector<ObjectStore::Transaction> out;
+  for (auto& c : colls) {
+    ObjectStore::Transaction t;
+    t.create_collection(c, 4);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+ghobject_t RandomTxns::pick_obj(int c)
+{
+  auto& v = objs[c];
+  // skewed: a few hot objects take most writes, like RBD under zipf
+  size_t i = (rng() % 4 == 0) ? rng() % v.size() : rng() % 3;
+  return v[i];
+}
+
+std::string RandomTxns::random_data(size_t len)
+{
+  std::string s(len, '\0');
+  uint64_t x = rng();
+  for (size_t i = 0; i < len; ++i) {
+    if (i % 8 == 0) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+    }
+    s[i] = char(x >> (8 * (i % 8)));
+  }
+  return s;
+}
+
+ObjectStore::Transaction RandomTxns::next()
+{
+  ObjectStore::Transaction t;
+  int c = rng() % colls.size();
+  const coll_t& cid = colls[c];
+  int nops = 1 + rng() % 3;
+  for (int k = 0; k < nops; ++k) {
+    ghobject_t o = pick_obj(c);
+    int kind = rng() % 100;
+    if (kind < 55) {
+      uint64_t off, len;
+      int shape = rng() % 10;
+      if (shape < 6) {
+        off = (rng() % 1024) * 4096;
+        len = 4096 * (1 + rng() % 2);
+      } else if (shape < 8) {
+        off = rng() % (4 << 20);
+        len = 1 + rng() % 20000;
+      } else if (shape < 9) {
+        off = (rng() % 4) << 20;
+        len = 1 << 20;
+      } else {
+        off = (4 << 20) + rng() % (1 << 20);  // beyond the block window
+        len = 1 + rng() % 8192;
+      }
+      ceph::bufferlist bl;
+      bl.append(random_data(len));
+      t.write(cid, o, off, len, bl);
+    } else if (kind < 60) {
+      t.zero(cid, o, (rng() % 1024) * 4096, 1 + rng() % 65536);
+    } else if (kind < 64) {
+      t.truncate(cid, o, rng() % (5 << 20));
+    } else if (kind < 67) {
+      t.remove(cid, o);
+    } else if (kind < 70) {
+      t.touch(cid, o);
+    } else if (kind < 76) {
+      t.touch(cid, o);
+      std::map<std::string, ceph::bufferlist, std::less<>> attrs;
+      for (int a = 0; a < 2; ++a) {
+        attrs["attr" + std::to_string(rng() % 4)].append(
+          random_data(1 + rng() % 300));
+      }
+      t.setattrs(cid, o, attrs);
+    } else if (kind < 78) {
+      t.rmattr(cid, o, "attr" + std::to_string(rng() % 4));
+    } else if (kind < 81) {
+      ghobject_t d = pick_obj(c);
+      t.touch(cid, o);
+      if (!(d == o)) {
+        t.clone(cid, o, d);
+      }
+    } else if (kind < 83) {
+      ghobject_t d = pick_obj(c);
+      if (d == o) {
+        continue;
+      }
+      t.touch(cid, o);
+      t.clone_range(cid, o, d, rng() % (1 << 20), rng() % 100000,
+                    rng() % (1 << 20));
+    } else if (kind < 90) {
+      t.touch(cid, o);
+      std::map<std::string, ceph::bufferlist> kv;
+      for (int a = 0; a < 3; ++a) {
+        kv["key" + std::to_string(rng() % 20)].append(
+          random_data(rng() % 200));
+      }
+      t.omap_setkeys(cid, o, kv);
+    } else if (kind < 92) {
+      t.touch(cid, o);
+      std::set<std::string> keys{"key" + std::to_string(rng() % 20)};
+      t.omap_rmkeys(cid, o, keys);
+    } else if (kind < 93) {
+      t.touch(cid, o);
+      int a = rng() % 20, b = rng() % 20;
+      t.omap_rmkeyrange(cid, o, "key" + std::to_string(std::min(a, b)),
+                        "key" + std::to_string(std::max(a, b)));
+    } else if (kind < 95) {
+      t.touch(cid, o);
+      ceph::bufferlist h;
+      h.append(random_data(rng() % 100));
+      t.omap_setheader(cid, o, h);
+    } else if (kind < 96) {
+      t.touch(cid, o);
+      t.omap_clear(cid, o);
+    } else {
+      // move to another name in this or the other collection, then back
+      int c2 = rng() % colls.size();
+      ghobject_t tmp = o;
+      tmp.hobj.oid.name += ".moved";
+      t.touch(cid, o);
+      t.collection_move_rename(cid, o, colls[c2], tmp);
+      t.collection_move_rename(colls[c2], tmp, cid, o);
+    }
+  }
+  return t;
+}
+
+int64_t perf_counter(ObjectStore* s, int idx)
+{
+  const PerfCounters* pc = s->get_perf_counters();
+  if (!pc) {
+    return -1;
+  }
+  return int64_t(pc->get(idx));
+}
+
+}  // namespace mimtest

@@ -1,0 +1,91 @@
+// -*- mode:C++; tab-width:8; c-basic-offset:2; indent-tabs-mode:t -*-
+// vim: ts=8 sw=2 smarttab
+/*
+ * mimstore Ceph-tier tests: helpers shared by the test files.
+ *
+ * StoreDir   a scratch directory with a data dir and a journal file
+ * Conf       scoped config overrides (restored on destruction)
+ * dump_state the full observable state of a store, for comparisons
+ * RandomTxns random transactions over a small set of objects
+ */
+#pragma once
+
+#include <map>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "os/ObjectStore.h"
+
+namespace mimtest {
+
+/// A temporary directory with `data/` and a journal file, removed at the
+/// end unless MIMSTORE_TEST_KEEP is set. Base: $MIMSTORE_TEST_DIR or
+/// /var/tmp (it must support O_DIRECT; tmpfs does on current kernels).
+struct StoreDir {
+  std::string root, data, journal;
+  StoreDir();
+  ~StoreDir();
+};
+
+/// Set config values for the lifetime of this object.
+class Conf {
+ public:
+  Conf(std::initializer_list<std::pair<std::string, std::string>> kv);
+  ~Conf();
+  void set(const std::string& k, const std::string& v);
+
+ private:
+  std::map<std::string, std::string> old;
+};
+
+std::unique_ptr<ObjectStore> make_store(const StoreDir& d,
+                                        const std::string& type = "mimstore");
+
+/// Queue one transaction and wait until it commits.
+int apply(ObjectStore* s, ObjectStore::CollectionHandle& ch,
+          ObjectStore::Transaction&& t);
+
+/// Everything a client can observe: per collection, per object, the data,
+/// xattrs, omap header and omap keys/values.
+struct ObjectState {
+  std::string data;
+  std::map<std::string, std::string> attrs;
+  std::string omap_header;
+  std::map<std::string, std::string> omap;
+  bool operator==(const ObjectState&) const = default;
+};
+using StoreState =
+  std::map<coll_t, std::map<ghobject_t, ObjectState>>;
+
+StoreState dump_state(ObjectStore* s);
+/// "" if equal, else a description of the first difference.
+std::string diff_state(const StoreState& a, const StoreState& b);
+
+/// Random transactions over a fixed set of objects in a few collections.
+/// Each call to next() returns one transaction (several ops). Writes are
+/// mostly 4 KiB-aligned microwrites, with some unaligned, large, and
+/// beyond-4-MiB ones, and every other op kind the OSD issues.
+class RandomTxns {
+ public:
+  RandomTxns(uint64_t seed, int colls = 2, int objs_per_coll = 12);
+  /// Transactions creating the collections (run first).
+  std::vector<ObjectStore::Transaction> setup();
+  ObjectStore::Transaction next();
+  const std::vector<coll_t>& collections() const { return colls; }
+
+ private:
+  ghobject_t pick_obj(int c);
+  std::string random_data(size_t len);
+
+  std::mt19937_64 rng;
+  std::vector<coll_t> colls;
+  std::vector<std::vector<ghobject_t>> objs;
+};
+
+/// A u64 counter of a store's perf counters (l_mimstore_*); -1 if none.
+int64_t perf_counter(ObjectStore* s, int idx);
+
+}  // namespace mimtest

@@ -1,0 +1,562 @@
+// -*- mode:C++; tab-width:8; c-basic-offset:2; indent-tabs-mode:t -*-
+// vim: ts=8 sw=2 smarttab
+/*
+ * mimstore Ceph-tier tests: the store against a real Ceph build, real files,
+ * a real RocksDB. Run with the mimstore tier of qa/run-tests.sh.
+ *
+ *   Basic        mkfs, mount, write/read, remount
+ *   Replay       remount after clean and unclean stops (forked child dies)
+ *   Journal      wrap, throttle when full, corruption and bad journals
+ *   Differential random transactions on memstore and mimstore, remounts in
+ *                between, full state compared
+ *   Merge        merging turns many small writes into fewer write calls
+ *   BadConfig    every bad option value is refused, naming the option
+ */
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "common/ceph_argparse.h"
+#include "global/global_init.h"
+#include "global/global_context.h"
+#include "include/stringify.h"
+
+#include "MIMStore.h"
+#include "mimstore_test_util.h"
+
+using namespace mimtest;
+using ceph::bufferlist;
+using Transaction = ObjectStore::Transaction;
+
+namespace {
+
+/// The options every test starts from: a small journal file, short sync
+/// intervals, and no throughput measurement (tests set it).
+Conf base_conf(bool merge)
+{
+  return Conf({{"mimstore_merge", merge ? "true" : "false"},
+               {"osd_journal_size", "64"},
+               {"mimstore_journal_throughput", "1000000000"},
+               {"mimstore_sync_interval", "0.2"},
+               {"mimstore_min_sync_interval", "0.01"},
+               {"mimstore_max_flush_interval", "0.2"},
+               {"mimstore_journal_max_batch_bytes", "1048576"}});
+}
+
+ghobject_t obj(const std::string& name, uint32_t hash = 7)
+{
+  return ghobject_t(hobject_t(object_t(name), "", CEPH_NOSNAP, hash, 1, ""));
+}
+
+const coll_t CID(spg_t(pg_t(0, 1)));
+
+/// fork() with Ceph's service and log threads stopped around it, so the
+/// child starts its own (a forked child has only the forking thread).
+pid_t fork_child()
+{
+  g_ceph_context->_log->flush();
+  g_ceph_context->notify_pre_fork();
+  pid_t pid = fork();
+  g_ceph_context->notify_post_fork();
+  return pid;
+}
+
+bufferlist pattern(size_t len, char seed)
+{
+  std::string s(len, '\0');
+  for (size_t i = 0; i < len; ++i) {
+    s[i] = char(seed + i * 31 + i / 4096);
+  }
+  bufferlist bl;
+  bl.append(s);
+  return bl;
+}
+
+std::string read_all(ObjectStore* s, ObjectStore::CollectionHandle& ch,
+                     const ghobject_t& o)
+{
+  bufferlist bl;
+  int r = s->read(ch, o, 0, 0, bl);
+  EXPECT_GE(r, 0);
+  return bl.to_str();
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+
+class MIMStoreMerge : public ::testing::TestWithParam<bool> {};
+
+TEST_P(MIMStoreMerge, MkfsMountWriteReadRemount)
+{
+  Conf c = base_conf(GetParam());
+  StoreDir d;
+  auto s = make_store(d);
+  ASSERT_TRUE(s);
+  ASSERT_EQ(0, s->mkfs());
+  ASSERT_EQ(0, s->mount());
+  auto ch = s->create_new_collection(CID);
+  {
+    Transaction t;
+    t.create_collection(CID, 0);
+    ASSERT_EQ(0, apply(s.get(), ch, std::move(t)));
+  }
+  std::string want(3 * 4096 + 100, '\0');
+  for (int i = 0; i < 64; ++i) {
+    Transaction t;
+    uint64_t off = (i * 7 % 3) * 4096 + (i % 2) * 100;
+    bufferlist bl = pattern(4096, char(i));
+    memcpy(want.data() + off, bl.c_str(), 4096);
+    t.write(CID, obj("a"), off, 4096, bl);
+    ASSERT_EQ(0, apply(s.get(), ch, std::move(t)));
+    // read-after-commit sees the write, cached or not
+    ASSERT_EQ(want, read_all(s.get(), ch, obj("a"))) << i;
+  }
+  struct stat st;
+  ASSERT_EQ(0, s->stat(ch, obj("a"), &st));
+  EXPECT_EQ(int64_t(want.size()), st.st_size);
+  ch.reset();
+  ASSERT_EQ(0, s->umount());
+  ASSERT_EQ(0, s->mount());
+  ch = s->open_collection(CID);
+  ASSERT_TRUE(ch);
+  EXPECT_EQ(want, read_all(s.get(), ch, obj("a")));
+  ch.reset();
+  ASSERT_EQ(0, s->umount());
+}
+
+// An unclean stop: a child process mounts, writes and commits, then dies
+// without umount (like kill -9). The parent remounts and checks that every
+// committed write is there. The child reports each commit on a pipe.
+TEST_P(MIMStoreMerge, UncleanStopReplays)
+{
+  Conf c = base_conf(GetParam());
+  // long intervals: most data is still only in the journal (and the merge
+  // cache) when the child dies
+  c.set("mimstore_sync_interval", "30");
+  c.set("mimstore_max_flush_interval", "30");
+  StoreDir d;
+  {
+    auto s = make_store(d);
+    ASSERT_EQ(0, s->mkfs());
+  }
+  int pfd[2];
+  ASSERT_EQ(0, pipe(pfd));
+  pid_t pid = fork_child();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    close(pfd[0]);
+    auto s = make_store(d);
+    if (s->mount() != 0) {
+      _exit(2);
+    }
+    auto ch = s->create_new_collection(CID);
+    Transaction t0;
+    t0.create_collection(CID, 0);
+    apply(s.get(), ch, std::move(t0));
+    for (int i = 0; i < 200; ++i) {
+      Transaction t;
+      t.write(CID, obj("o" + std::to_string(i % 10)), (i / 10) * 4096, 4096,
+              pattern(4096, char(i)));
+      apply(s.get(), ch, std::move(t));
+      int32_t v = i;
+      if (write(pfd[1], &v, sizeof(v)) != sizeof(v)) {
+        _exit(3);
+      }
+    }
+    _exit(0);  // no umount: the store never syncs its last state
+  }
+  close(pfd[1]);
+  int32_t v, last = -1;
+  while (read(pfd[0], &v, sizeof(v)) == sizeof(v)) {
+    last = v;
+  }
+  close(pfd[0]);
+  int status;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  ASSERT_EQ(0, WEXITSTATUS(status));
+  ASSERT_EQ(199, last);
+
+  auto s = make_store(d);
+  ASSERT_EQ(0, s->mount());
+  EXPECT_GT(perf_counter(s.get(), l_mimstore_replayed), 0);
+  auto ch = s->open_collection(CID);
+  ASSERT_TRUE(ch);
+  for (int k = 0; k < 10; ++k) {
+    std::string want;
+    for (int i = k; i <= last; i += 10) {
+      want += pattern(4096, char(i)).to_str();
+    }
+    EXPECT_EQ(want, read_all(s.get(), ch, obj("o" + std::to_string(k))))
+      << "object o" << k;
+  }
+  ch.reset();
+  ASSERT_EQ(0, s->umount());
+}
+
+// The same random transactions on memstore and mimstore, with remounts of
+// mimstore in between; the full observable state must be identical.
+TEST_P(MIMStoreMerge, DifferentialAgainstMemstore)
+{
+  Conf c = base_conf(GetParam());
+  const char* env = getenv("MIMSTORE_TEST_SEED");
+  uint64_t seed = env ? strtoull(env, nullptr, 10) : 1234 + GetParam();
+  SCOPED_TRACE("seed " + std::to_string(seed) +
+               " (rerun with MIMSTORE_TEST_SEED)");
+  StoreDir dm, dr;
+  auto mim = make_store(dm);
+  auto mem = make_store(dr, "memstore");
+  ASSERT_EQ(0, mim->mkfs());
+  ASSERT_EQ(0, mim->mount());
+  ASSERT_EQ(0, mem->mkfs());
+  ASSERT_EQ(0, mem->mount());
+  RandomTxns gen(seed);
+  std::map<coll_t, ObjectStore::CollectionHandle> hm, hr;
+  for (auto& cid : gen.collections()) {
+    hm[cid] = mim->create_new_collection(cid);
+    hr[cid] = mem->create_new_collection(cid);
+  }
+  int n = 0;
+  for (auto& t : gen.setup()) {
+    coll_t cid = gen.collections()[n++];
+    Transaction t2 = t;
+    ASSERT_EQ(0, apply(mim.get(), hm[cid], std::move(t)));
+    ASSERT_EQ(0, apply(mem.get(), hr[cid], std::move(t2)));
+  }
+  const int rounds = 6, per_round = 250;
+  for (int round = 0; round < rounds; ++round) {
+    for (int i = 0; i < per_round; ++i) {
+      Transaction t = gen.next();
+      // all ops of a transaction are on one collection's objects (moves
+      // come back); queue it on the first collection's handle
+      coll_t cid = gen.collections()[0];
+      Transaction t2 = t;
+      ASSERT_EQ(0, apply(mim.get(), hm[cid], std::move(t)));
+      ASSERT_EQ(0, apply(mem.get(), hr[cid], std::move(t2)));
+    }
+    std::string diff = diff_state(dump_state(mem.get()),
+                                  dump_state(mim.get()));
+    ASSERT_EQ("", diff) << "round " << round;
+    // remount mimstore: clean, then state must still match
+    hm.clear();
+    ASSERT_EQ(0, mim->umount());
+    ASSERT_EQ(0, mim->mount());
+    for (auto& cid : gen.collections()) {
+      hm[cid] = mim->open_collection(cid);
+    }
+    diff = diff_state(dump_state(mem.get()), dump_state(mim.get()));
+    ASSERT_EQ("", diff) << "after remount, round " << round;
+  }
+  hm.clear();
+  hr.clear();
+  EXPECT_EQ(0, mim->fsck(false));
+  ASSERT_EQ(0, mim->umount());
+  ASSERT_EQ(0, mem->umount());
+}
+
+INSTANTIATE_TEST_SUITE_P(Merge, MIMStoreMerge, ::testing::Bool(),
+                         [](const auto& info) {
+                           return info.param ? "on" : "off";
+                         });
+
+// ---------------------------------------------------------------------------
+// journal
+
+// Write several times the journal's size: the journal wraps and is reused,
+// and everything is there after a remount.
+TEST(MIMStoreJournal, WrapsAndRemounts)
+{
+  Conf c = base_conf(true);
+  c.set("osd_journal_size", "16");
+  c.set("mimstore_journal_max_batch_bytes", "262144");
+  StoreDir d;
+  auto s = make_store(d);
+  ASSERT_EQ(0, s->mkfs());
+  ASSERT_EQ(0, s->mount());
+  auto ch = s->create_new_collection(CID);
+  Transaction t0;
+  t0.create_collection(CID, 0);
+  ASSERT_EQ(0, apply(s.get(), ch, std::move(t0)));
+  const int n = 3 * 16 * 1024 / 64;  // 3 journals of 64 KiB writes
+  for (int i = 0; i < n; ++i) {
+    Transaction t;
+    t.write(CID, obj("w" + std::to_string(i % 8)), (i / 8 % 32) * 65536,
+            65536, pattern(65536, char(i)));
+    ASSERT_EQ(0, apply(s.get(), ch, std::move(t)));
+  }
+  EXPECT_GT(perf_counter(s.get(), l_mimstore_journal_wrap), 0);
+  auto before = dump_state(s.get());
+  ch.reset();
+  ASSERT_EQ(0, s->umount());
+  ASSERT_EQ(0, s->mount());
+  EXPECT_EQ("", diff_state(before, dump_state(s.get())));
+  ASSERT_EQ(0, s->umount());
+}
+
+// With syncs far apart, only journal pressure frees journal space: writes
+// must wait for it, never overwrite live entries, and keep going.
+TEST(MIMStoreJournal, ThrottlesWhenFull)
+{
+  for (bool merge : {true, false}) {
+    SCOPED_TRACE(merge ? "merge on" : "merge off");
+    Conf c = base_conf(merge);
+    c.set("osd_journal_size", "16");
+    c.set("mimstore_journal_max_batch_bytes", "262144");
+    c.set("mimstore_sync_interval", "100");
+    c.set("mimstore_max_flush_interval", "100");
+    StoreDir d;
+    auto s = make_store(d);
+    ASSERT_EQ(0, s->mkfs());
+    ASSERT_EQ(0, s->mount());
+    auto ch = s->create_new_collection(CID);
+    Transaction t0;
+    t0.create_collection(CID, 0);
+    ASSERT_EQ(0, apply(s.get(), ch, std::move(t0)));
+    // queue without waiting, so the journal really fills up
+    std::vector<std::unique_ptr<C_SaferCond>> done;
+    for (int i = 0; i < 1000; ++i) {
+      Transaction t;
+      t.write(CID, obj("t" + std::to_string(i % 16)), (i / 16 % 64) * 65536,
+              65536, pattern(65536, char(i)));
+      done.push_back(std::make_unique<C_SaferCond>());
+      t.register_on_commit(done.back().get());
+      ASSERT_EQ(0, s->queue_transaction(ch, std::move(t)));
+    }
+    for (auto& c : done) {
+      ASSERT_EQ(0, c->wait());
+    }
+    EXPECT_GT(perf_counter(s.get(), l_mimstore_journal_full_waits), 0);
+    auto before = dump_state(s.get());
+    ch.reset();
+    ASSERT_EQ(0, s->umount());
+    ASSERT_EQ(0, s->mount());
+    EXPECT_EQ("", diff_state(before, dump_state(s.get())));
+    ASSERT_EQ(0, s->umount());
+  }
+}
+
+namespace {
+
+/// mkfs a store and return its journal header bytes' location helpers.
+void corrupt_byte(const std::string& path, uint64_t off, uint8_t xor_with)
+{
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(off);
+  char ch;
+  f.read(&ch, 1);
+  ch ^= xor_with;
+  f.seekp(off);
+  f.write(&ch, 1);
+}
+
+}  // namespace
+
+TEST(MIMStoreJournal, RefusesJournalOfAnotherStore)
+{
+  Conf c = base_conf(true);
+  StoreDir a, b;
+  auto sa = make_store(a);
+  ASSERT_EQ(0, sa->mkfs());
+  auto sb = make_store(b);
+  ASSERT_EQ(0, sb->mkfs());
+  // point b at a's journal
+  ASSERT_EQ(0, ::rename(a.journal.c_str(), b.journal.c_str()));
+  EXPECT_EQ(-EINVAL, sb->mount());
+}
+
+TEST(MIMStoreJournal, RefusesMissingJournal)
+{
+  Conf c = base_conf(true);
+  StoreDir d;
+  auto s = make_store(d);
+  ASSERT_EQ(0, s->mkfs());
+  ASSERT_EQ(0, ::unlink(d.journal.c_str()));
+  EXPECT_EQ(-ENOENT, s->mount());
+}
+
+TEST(MIMStoreJournal, RefusesTooSmallJournal)
+{
+  Conf c = base_conf(true);
+  c.set("osd_journal_size", "4");
+  StoreDir d;
+  auto s = make_store(d);
+  EXPECT_EQ(-ENOSPC, s->mkfs());
+}
+
+TEST(MIMStoreJournal, RefusesJournalInUse)
+{
+  Conf c = base_conf(true);
+  StoreDir d;
+  auto s = make_store(d);
+  ASSERT_EQ(0, s->mkfs());
+  ASSERT_EQ(0, s->mount());
+  auto s2 = make_store(d);
+  EXPECT_NE(0, s2->mount());
+  ASSERT_EQ(0, s->umount());
+}
+
+TEST(MIMStoreJournal, RefusesUnknownVersionAndGarbage)
+{
+  Conf c = base_conf(true);
+  StoreDir d;
+  auto s = make_store(d);
+  ASSERT_EQ(0, s->mkfs());
+  // both header slots: flip a bit of the version field (offset 8): the crc
+  // no longer matches, so it is refused as damaged, not as another version
+  corrupt_byte(d.journal, 8, 0x40);
+  corrupt_byte(d.journal, 4096 + 8, 0x40);
+  EXPECT_LT(s->mount(), 0);
+}
+
+// A bit flip in an entry that later entries prove was acknowledged must
+// make mount refuse, not silently replay up to it.
+TEST(MIMStoreJournal, RefusesCorruptAcknowledgedEntry)
+{
+  Conf c = base_conf(false);
+  c.set("mimstore_sync_interval", "100");
+  StoreDir d;
+  {
+    auto s = make_store(d);
+    ASSERT_EQ(0, s->mkfs());
+  }
+  pid_t pid = fork_child();
+  if (pid == 0) {
+    auto s = make_store(d);
+    if (s->mount()) {
+      _exit(2);
+    }
+    auto ch = s->create_new_collection(CID);
+    Transaction t0;
+    t0.create_collection(CID, 0);
+    apply(s.get(), ch, std::move(t0));
+    for (int i = 0; i < 50; ++i) {
+      Transaction t;
+      t.write(CID, obj("c"), i * 4096, 4096, pattern(4096, char(i)));
+      apply(s.get(), ch, std::move(t));
+    }
+    _exit(0);
+  }
+  int status;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  // flip a payload byte of an early entry (the area starts at 8 KiB)
+  corrupt_byte(d.journal, 8192 + 4096 + 100, 0x01);
+  auto s = make_store(d);
+  EXPECT_EQ(-EIO, s->mount());
+  // the salvage option mounts with what precedes the damage
+  c.set("mimstore_journal_ignore_corruption", "true");
+  ASSERT_EQ(0, s->mount());
+  ASSERT_EQ(0, s->umount());
+}
+
+// ---------------------------------------------------------------------------
+// merging
+
+// The same fixed random 4 KiB write workload: with merging, the data files
+// see far fewer write calls (and the flushes are sorted and coalesced).
+TEST(MIMStoreMergeEffect, FewerWriteIOsWithMerge)
+{
+  std::map<bool, int64_t> ios;
+  for (bool merge : {false, true}) {
+    Conf c = base_conf(merge);
+    c.set("mimstore_max_flush_interval", "100");
+    StoreDir d;
+    auto s = make_store(d);
+    ASSERT_EQ(0, s->mkfs());
+    ASSERT_EQ(0, s->mount());
+    auto ch = s->create_new_collection(CID);
+    Transaction t0;
+    t0.create_collection(CID, 0);
+    ASSERT_EQ(0, apply(s.get(), ch, std::move(t0)));
+    std::mt19937 rng(99);
+    std::vector<std::unique_ptr<C_SaferCond>> done;
+    for (int i = 0; i < 4000; ++i) {
+      Transaction t;
+      // 8 objects of 4 MiB, 4 KiB random offsets: many land next to or on
+      // top of each other within a flush interval
+      t.write(CID, obj("rbd_data." + std::to_string(rng() % 8)),
+              (rng() % 256) * 4096, 4096, pattern(4096, char(i)));
+      done.push_back(std::make_unique<C_SaferCond>());
+      t.register_on_commit(done.back().get());
+      ASSERT_EQ(0, s->queue_transaction(ch, std::move(t)));
+    }
+    for (auto& c : done) {
+      ASSERT_EQ(0, c->wait());
+    }
+    ch.reset();
+    ASSERT_EQ(0, s->umount());  // flushes everything
+    ios[merge] = perf_counter(s.get(), l_mimstore_writeback_ios);
+  }
+  std::cout << "writeback write calls for 4000 random 4 KiB writes: merge "
+            << "off " << ios[false] << ", merge on " << ios[true] << std::endl;
+  EXPECT_EQ(4000, ios[false]);
+  EXPECT_LT(ios[true] * 4, ios[false]);
+}
+
+// ---------------------------------------------------------------------------
+// bad configuration
+
+TEST(MIMStoreBadConfig, EachBadOptionIsRefused)
+{
+  const std::vector<std::pair<std::string, std::string>> bad = {
+    {"mimstore_htmll_slots", "0"},
+    {"mimstore_htmll_blocks", "0"},
+    {"mimstore_block_size", "3000"},
+    {"mimstore_block_size", "12288"},
+    {"mimstore_block_size", "2048"},
+    {"mimstore_max_flush_interval", "-1"},
+    {"mimstore_max_flush_interval", "0"},
+    {"mimstore_sync_interval", "0"},
+    {"mimstore_min_sync_interval", "-0.5"},
+    {"mimstore_journal_pressure_ratio", "1.5"},
+    {"mimstore_journal_max_batch_bytes", "1000"},
+    {"mimstore_journal_max_inflight", "0"},
+    {"mimstore_cache_max_bytes", "4096"},
+  };
+  for (auto& [k, v] : bad) {
+    SCOPED_TRACE(k + " = " + v);
+    Conf c = base_conf(true);
+    c.set(k, v);
+    StoreDir d;
+    auto s = make_store(d);
+    EXPECT_EQ(-EINVAL, s->mkfs());
+  }
+}
+
+TEST(MIMStoreBadConfig, BadValueAtMountIsRefused)
+{
+  Conf c = base_conf(true);
+  StoreDir d;
+  auto s = make_store(d);
+  ASSERT_EQ(0, s->mkfs());
+  c.set("mimstore_htmll_blocks", "0");
+  EXPECT_EQ(-EINVAL, s->mount());
+  c.set("mimstore_htmll_blocks", "16");
+  ASSERT_EQ(0, s->mount());
+  ASSERT_EQ(0, s->umount());
+}
+
+TEST(MIMStoreBadConfig, NoJournalPathIsRefused)
+{
+  Conf c = base_conf(true);
+  StoreDir d;
+  auto s = ObjectStore::create(g_ceph_context, "mimstore", d.data, "");
+  EXPECT_EQ(-EINVAL, s->mkfs());
+}
+
+int main(int argc, char** argv)
+{
+  auto args = argv_to_vec(argc, argv);
+  auto cct = global_init(nullptr, args, CEPH_ENTITY_TYPE_CLIENT,
+                         CODE_ENVIRONMENT_UTILITY,
+                         CINIT_FLAG_NO_DEFAULT_CONFIG_FILE);
+  common_init_finish(g_ceph_context);
+  g_ceph_context->_conf._clear_safe_to_start_threads();
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
