@@ -29,7 +29,7 @@
 #   --hdd-iops N              HDD throttle, read and write IOPS (200)
 #   --hdd-mbps N              HDD throttle, read and write MB/s (150)
 #   --hdd-size SZ             sparse HDD backing file (1T)
-#   --nvme-size SZ            journal / block.db loop per OSD (2G)
+#   --nvme-size SZ            journal / block.db loop per OSD (1G)
 #   --hdd-model NAME          disk model for the trace replay (hitachi-7k320)
 # Run:
 #   --workdir DIR             devices, cluster, results (/var/tmp/mimstore-bench)
@@ -262,6 +262,19 @@ prefill() {
     "$dir/prefill.json" >&2 || true
 }
 
+perf_dump() {   # OUT: perf counters of every OSD, from its admin socket
+  local out=$1 w name
+  {
+    printf '{"t": %s' "$(date +%s.%N)"
+    for w in $CLUSTER_OSD_PIDS; do
+      name=${w%%=*}
+      printf ', "%s": ' "$name"
+      timeout 20 ceph --admin-daemon "$CLUSTER_DIR/asok/$name.asok" perf dump 2>/dev/null || printf 'null'
+    done
+    echo '}'
+  } >"$out.tmp" && mv "$out.tmp" "$out"
+}
+
 run_workload() {   # profile rw bs threads dist
   local p=$1 wrw=$2 bs=$3 t=$4 d=$5 name dir inst sampler_pid devs=() procs=() w rc
   name=$(wl_name "$wrw" "$bs" "$t" "$d")
@@ -288,6 +301,9 @@ run_workload() {   # profile rw bs threads dist
   sampler_pid=$!
   _tb_rec pid "$sampler_pid" sampler
 
+  # perf counters at the end of the warm-up and at the end of the run
+  ( sleep "$warmup"; perf_dump "$dir/perf_start.json" ) &
+  local perf_pid=$!
   local dopt=()
   case $d in
     -) ;;
@@ -301,6 +317,9 @@ run_workload() {   # profile rw bs threads dist
       --output-format=json --output=fio.json --eta=always --eta-newline=1) | progress_filter "$p/$name"
   rc=${PIPESTATUS[0]}
   trace_mark "$inst" end
+  kill -TERM "$perf_pid" 2>/dev/null || true
+  wait "$perf_pid" 2>/dev/null || true
+  perf_dump "$dir/perf_end.json" || true
   kill -TERM "$sampler_pid" 2>/dev/null || true
   wait "$sampler_pid" 2>/dev/null || true
   trace_stop "$inst"

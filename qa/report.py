@@ -101,6 +101,29 @@ def ratio(a, b):
     return a / b
 
 
+PERF_NOTE_KEYS = ("commitcycle", "journal_full", "flush", "merge", "checkpoint")
+
+
+def perf_note(r):
+    """A few perf-counter deltas that show journal / flush cycles in the window."""
+    p = r.get("perf") or {}
+    if not p.get("available"):
+        return ""
+    tot = {}
+    for d in p.get("highlights", {}).values():
+        for k, v in d.items():
+            leaf = k.split(".")
+            if leaf[-1] in ("sum", "avgtime"):
+                continue
+            name = ".".join(leaf[:-1]) if leaf[-1] == "avgcount" else k
+            if any(w in name.rsplit(".", 1)[-1] for w in PERF_NOTE_KEYS):
+                tot[name] = tot.get(name, 0) + v
+    if not tot:
+        return ""
+    items = sorted(tot.items())[:8]
+    return "; perf counters in the window: " + ", ".join("%s %+g" % (k, v) for k, v in items)
+
+
 def compute_ratios(by_wl):
     out = {}
     for wl, runs in by_wl.items():
@@ -337,14 +360,17 @@ def main(argv=None):
             zr, br = ps.get("zero_runs") or {}, ps.get("busy_runs") or {}
             md.append("- %s: per-second IOPS %s..%s, 10 s moving average %s..%s; %s freezes of %s-%s s "
                       "(median %s) between bursts of %s-%s s; "
-                      "NVMe writes %s KiB/cw; OSD CPU %s%%, machine CPU busy %s%%" % (
+                      "NVMe writes %s KiB/cw (%s passes over the journal/DB device); "
+                      "OSD CPU %s%%, machine CPU busy %s%%%s" % (
                           r["profile"], fmt(ps.get("min"), "%.0f"), fmt(ps.get("max"), "%.0f"),
                           fmt(ps.get("ma10_min"), "%.0f"), fmt(ps.get("ma10_max"), "%.0f"),
                           zr.get("count", 0), zr.get("min") or 0, zr.get("max") or 0, zr.get("median") or 0,
                           br.get("min") or 0, br.get("max") or 0,
                           fmt((r["nvme"]["write_bytes_per_client_write"] or 0) / 1024.0, "%.1f"),
+                          fmt(r["nvme"].get("device_passes"), "%.2f"),
                           fmt(r["cpu"].get("osd_cpu_pct_total"), "%.0f"),
-                          fmt(r["cpu"].get("system_busy_pct"), "%.0f")))
+                          fmt(r["cpu"].get("system_busy_pct"), "%.0f"),
+                          perf_note(r)))
         md.append("")
     if ratios:
         md += ["## Ratios, %s to the others (same run)" % SUBJECT, "",

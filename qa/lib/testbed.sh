@@ -25,7 +25,7 @@
 # our prefix), so it can be called any number of times, standalone too.
 
 TB_HDD_SIZE=${TB_HDD_SIZE:-1T}          # sparse; the size of a 1 TB-class disk
-TB_NVME_SIZE=${TB_NVME_SIZE:-2G}        # journal / block.db per OSD
+TB_NVME_SIZE=${TB_NVME_SIZE:-1G}        # journal / block.db per OSD
 TB_WAL_SIZE=${TB_WAL_SIZE:-0}           # block.wal per OSD (bluestore only)
 TB_HDD_WIOPS=${TB_HDD_WIOPS:-200}
 TB_HDD_RIOPS=${TB_HDD_RIOPS:-200}

@@ -772,6 +772,10 @@ int MIMStore::umount()
   policy.reset();
   _close_db();
   files.reset();
+  if (io_fault) {
+    fault_io_count =
+      static_cast<mim::FaultIoEnv*>(io_fault.get())->io_count();
+  }
   io_fault.reset();
   io_base.reset();
   io = nullptr;
@@ -1607,6 +1611,14 @@ int MIMStore::fsck(bool deep)
     umount();
   }
   return errors;
+}
+
+uint64_t MIMStore::debug_fault_io_count() const
+{
+  if (io_fault) {
+    return static_cast<mim::FaultIoEnv*>(io_fault.get())->io_count();
+  }
+  return fault_io_count;
 }
 
 void MIMStore::dump_htmll(ceph::Formatter* f)

@@ -245,6 +245,9 @@ class MIMStore : public ObjectStore {
 
   /// Admin socket: the HTMLL summary.
   void dump_htmll(ceph::Formatter* f);
+  /// Tests: I/Os counted by the fault seam (mimstore_debug_fault), live or
+  /// at the last umount.
+  uint64_t debug_fault_io_count() const;
 
  private:
   using sn_t = mim::sn_t;
@@ -372,6 +375,7 @@ class MIMStore : public ObjectStore {
   std::unique_ptr<mim::IoEnv> io_base;   ///< the real I/O
   std::unique_ptr<mim::IoEnv> io_fault;  ///< fault seam, when configured
   mim::IoEnv* io = nullptr;              ///< what everything uses
+  uint64_t fault_io_count = 0;           ///< io_fault's count at umount
   std::unique_ptr<mimstore::ObjectFiles> files;
   std::unique_ptr<mimstore::MIMJournal> journal;
   KeyValueDB* db = nullptr;

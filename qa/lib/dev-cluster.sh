@@ -1,0 +1,105 @@
+# shellcheck shell=bash
+# qa/lib/dev-cluster.sh - a throwaway vstart cluster of mimstore OSDs for the
+# test tier (smoke test, kill -9 cycles). Journals and data are files in a
+# scratch directory. Sourced after cmake/common.sh.
+#
+#   dev_cluster_start OSDS MERGE [extra vstart -o options...]
+#   dev_cluster_stop
+#   dev_osd_kill N / dev_osd_start N / dev_osds_up
+#   $CEPH (the Reef ceph CLI), $DEV_DEST (the cluster's directory)
+
+BIN=$CEPH_BUILD_DIR/bin
+DEV_DEST=
+DEV_KEEP=${DEV_KEEP:-0}
+
+dev_cluster_env() {
+  export VSTART_DEST=$DEV_DEST
+  export CEPH_CONF=$DEV_DEST/ceph.conf
+  export PYTHONPATH=$CEPH_SOURCE_DIR/src/pybind:$CEPH_BUILD_DIR/lib/cython_modules/lib.3:$CEPH_SOURCE_DIR/src/python-common:${PYTHONPATH:-}
+  export LD_LIBRARY_PATH=$CEPH_BUILD_DIR/lib:${LD_LIBRARY_PATH:-}
+  export PATH=/usr/bin:/bin:/usr/sbin:/sbin:$PATH  # Debian's python3 for bin/ceph
+  CEPH="$BIN/ceph -c $CEPH_CONF"
+}
+
+dev_cluster_start() {
+  local osds=$1 merge=$2; shift 2
+  [ -x "$BIN/ceph-osd" ] || die "no Ceph build at $CEPH_BUILD_DIR"
+  local c
+  for c in fio rbd rados; do
+    command -v $c >/dev/null || die "$c is missing: run cmake/install-deps.sh ceph"
+  done
+  DEV_DEST=$(mktemp -d /var/tmp/mimstore-dev.XXXXXX)
+  dev_cluster_env
+  local opts=(-o "osd journal size = 512" -o "mimstore merge = $merge"
+              -o "mimstore journal throughput = 1000000000"
+              -o "osd pool default size = 2")
+  for c in "$@"; do opts+=(-o "$c"); done
+  log "starting vstart: 1 mon, $osds mimstore OSDs (merge $merge) in $DEV_DEST"
+  (cd "$CEPH_BUILD_DIR" &&
+   MON=1 OSD=$osds MGR=0 MDS=0 RGW=0 NFS=0 CEPH_PORT=$((41000 + RANDOM % 2000)) \
+     "$CEPH_SOURCE_DIR/src/vstart.sh" -n -x --mimstore --without-dashboard \
+     --nolockdep "${opts[@]}" >"$DEV_DEST/vstart.log" 2>&1) ||
+    { tail -40 "$DEV_DEST/vstart.log" >&2; die "vstart failed"; }
+  dev_wait_up "$osds" 120 || die "not all $osds OSDs came up"
+}
+
+dev_osds_up() {
+  $CEPH osd stat -f json 2>/dev/null | /usr/bin/python3 -c \
+    'import json,sys; print(json.load(sys.stdin)["num_up_osds"])' 2>/dev/null || echo 0
+}
+
+dev_wait_up() {  # dev_wait_up N TIMEOUT
+  local want=$1 timeout=$2 t=0
+  while [ "$(dev_osds_up)" != "$want" ]; do
+    [ $t -ge "$timeout" ] && return 1
+    sleep 2; t=$((t + 2))
+  done
+}
+
+dev_pool_create() {  # dev_pool_create NAME PGS SIZE
+  $CEPH osd pool create "$1" "$2" "$2" replicated >/dev/null
+  $CEPH osd pool set "$1" size "$3" >/dev/null
+  $CEPH osd pool application enable "$1" rbd >/dev/null
+  local i
+  # no mgr in this build: wait for the pool by using it
+  for i in $(seq 60); do
+    timeout 10 rados -c "$CEPH_CONF" -p "$1" put probe /etc/hostname 2>/dev/null && return 0
+    sleep 2
+  done
+  die "pool $1 did not become usable"
+}
+
+dev_osd_pid() { cat "$DEV_DEST/out/osd.$1.pid" 2>/dev/null; }
+
+dev_osd_kill() {  # SIGKILL, like a crash
+  local pid; pid=$(dev_osd_pid "$1")
+  [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null || true
+  while [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; do sleep 0.2; done
+}
+
+dev_osd_start() {
+  (cd "$CEPH_BUILD_DIR" && "$BIN/ceph-osd" -i "$1" -c "$CEPH_CONF") \
+    >>"$DEV_DEST/osd-restart.log" 2>&1
+}
+
+dev_cluster_stop() {
+  local rc=${1:-0} p
+  [ -n "$DEV_DEST" ] || return 0
+  for p in "$DEV_DEST"/out/*.pid; do
+    [ -f "$p" ] && kill "$(cat "$p")" 2>/dev/null || true
+  done
+  sleep 2
+  for p in "$DEV_DEST"/out/*.pid; do
+    [ -f "$p" ] && kill -9 "$(cat "$p")" 2>/dev/null || true
+  done
+  if [ "$rc" != 0 ]; then
+    echo "---- failed; last lines of osd.0's log:" >&2
+    tail -n 30 "$DEV_DEST"/out/osd.0.log >&2 2>/dev/null || true
+    local keep=/var/tmp/mimstore-dev-failed
+    rm -rf "$keep"; mkdir -p "$keep"
+    cp -a "$DEV_DEST"/out "$DEV_DEST"/*.log "$keep"/ 2>/dev/null || true
+    echo "logs kept in $keep" >&2
+  fi
+  [ "$DEV_KEEP" = 1 ] || rm -rf "$DEV_DEST"
+  DEV_DEST=
+}
