@@ -203,7 +203,9 @@ def perf_delta(start_path, end_path):
     out = {"available": True, "seconds": b.get("t", 0) - a.get("t", 0), "osds": {}, "highlights": {}}
     for osd in sorted(k for k in b if k.startswith("osd.")):
         fa, fb = _flatten(a.get(osd) or {}), _flatten(b.get(osd) or {})
-        d = {k: fb[k] - fa.get(k, 0) for k in fb if fb[k] - fa.get(k, 0) != 0}
+        # avgtime is a ratio, not a counter: no delta
+        d = {k: fb[k] - fa.get(k, 0) for k in fb
+             if not k.endswith(".avgtime") and fb[k] - fa.get(k, 0) != 0}
         out["osds"][osd] = d
         out["highlights"][osd] = {k: v for k, v in d.items()
                                   if any(h in _counter_name(k) for h in HIGHLIGHT)}
@@ -288,11 +290,13 @@ def analyse(rundir, model_name=hddmodel.DEFAULT_PRESET):
 
     # --- trace replay through the HDD model ---------------------------------------------
     trace_path = os.path.join(rundir, "hdd.trace")
+    if not os.path.exists(trace_path) and os.path.exists(trace_path + ".gz"):
+        trace_path += ".gz"         # bench.sh compresses it after the analysis
     model = {"available": False}
     if os.path.exists(trace_path):
         dev_bytes = {d["majmin"].replace(":", ","): d["bytes"] for d in devices["hdd"]}
         try:
-            with open(trace_path, errors="replace") as f:
+            with hddmodel.open_text(trace_path) as f:
                 res = hddmodel.replay_trace(f, dev_bytes, hddmodel.PRESETS[model_name], start, end)
             tot = res["total"]
             model = {

@@ -257,7 +257,8 @@ prefill() {
   # shellcheck disable=SC2046
   fio --name=prefill $(fio_base) --rw=write --bs=4m --iodepth=4 --size="$image_bytes" \
       --output-format=json --output="$dir/prefill.json" --eta=always --eta-newline=1 \
-      | progress_filter "prefill" || die "prefill failed (see $dir/prefill.json)"
+      2>"$dir/prefill.stderr" | progress_filter "prefill" ||
+    { tail -n 5 "$dir/prefill.stderr" >&2; die "prefill failed (see $dir/prefill.json, prefill.stderr)"; }
   jq -r '.jobs[0].write | "prefill: \(.io_bytes / 1048576 | floor) MiB at \(.bw_bytes / 1000000 * 10 | floor / 10) MB/s"' \
     "$dir/prefill.json" >&2 || true
 }
@@ -273,6 +274,33 @@ perf_dump() {   # OUT: perf counters of every OSD, from its admin socket
     done
     echo '}'
   } >"$out.tmp" && mv "$out.tmp" "$out"
+}
+
+# settle: after the prefill, wait until the HDDs are quiet (the stores have
+# written back what the prefill left in page cache, journals, merge caches),
+# so that the first workload does not start in the middle of that drain.
+# Quiet = at most SETTLE_IOPS write requests/s on every HDD for SETTLE_QUIET
+# seconds in a row; at most SETTLE_MAX seconds.
+settle() {
+  local quiet=0 t0=$SECONDS prev=() cur d i busy
+  local max=${SETTLE_MAX:-600} need=${SETTLE_QUIET:-5} lim=${SETTLE_IOPS:-5}
+  for d in "${TB_HDD_DEVS[@]}"; do prev+=("$(awk '{print $5}' "/sys/block/$(basename "$d")/stat")"); done
+  while ((quiet < need && SECONDS - t0 < max)); do
+    sleep 1
+    busy=0
+    cur=()
+    for i in "${!TB_HDD_DEVS[@]}"; do
+      cur+=("$(awk '{print $5}' "/sys/block/$(basename "${TB_HDD_DEVS[$i]}")/stat")")
+      ((cur[i] - prev[i] > lim)) && busy=1
+    done
+    prev=("${cur[@]}")
+    if ((busy)); then quiet=0; else quiet=$((quiet + 1)); fi
+  done
+  if ((quiet >= need)); then
+    log "settle: HDDs quiet after $((SECONDS - t0)) s"
+  else
+    warn "settle: HDDs still writing after ${max} s; starting anyway"
+  fi
 }
 
 run_workload() {   # profile rw bs threads dist
@@ -310,12 +338,13 @@ run_workload() {   # profile rw bs threads dist
     uniform) dopt=(--random_distribution=random) ;;
     *) dopt=(--random_distribution="$d") ;;
   esac
+  rc=0
   # shellcheck disable=SC2046
   (cd "$dir" && fio --name=bench $(fio_base) --rw="$wrw" --bs="$bs" --iodepth="$t" --numjobs=1 \
       "${dopt[@]}" --time_based --ramp_time="$warmup" --runtime="$runtime" \
       --write_iops_log=fio --write_lat_log=fio --log_avg_msec=1000 --log_unix_epoch=1 \
-      --output-format=json --output=fio.json --eta=always --eta-newline=1) | progress_filter "$p/$name"
-  rc=${PIPESTATUS[0]}
+      --output-format=json --output=fio.json --eta=always --eta-newline=1 2>fio.stderr) |
+    progress_filter "$p/$name" || rc=$?
   trace_mark "$inst" end
   kill -TERM "$perf_pid" 2>/dev/null || true
   wait "$perf_pid" 2>/dev/null || true
@@ -323,7 +352,10 @@ run_workload() {   # profile rw bs threads dist
   kill -TERM "$sampler_pid" 2>/dev/null || true
   wait "$sampler_pid" 2>/dev/null || true
   trace_stop "$inst"
-  ((rc == 0)) || die "fio failed (rc $rc) for $p/$name; see $dir/fio.json and $CLUSTER_DIR/out/"
+  if ((rc != 0)); then
+    tail -n 5 "$dir/fio.stderr" >&2
+    die "fio failed (rc $rc) for $p/$name; see $dir/fio.json, fio.stderr and $CLUSTER_DIR/out/"
+  fi
   "$PY" "$QA_DIR/analyze.py" --model "$hdd_model" "$dir" >&2 || die "analysis failed for $dir"
 }
 
@@ -336,11 +368,12 @@ run_profile() {
   if [[ $(profile_meta "$p" wal) == yes ]]; then TB_WAL_SIZE=${TB_WAL_SIZE_BLUESTORE:-1G}; else TB_WAL_SIZE=0; fi
   tb_up "$osds"
   cluster_start "$p" "$osds" "$pool_size" "$pg_num"
-  cluster_versions >"$results/logs/$p.versions.json" || true
-  timeout 60 rbd --conf "$CEPH_CONF" create --size "$((image_bytes >> 20))M" "$CLUSTER_POOL/bench" ||
-    die "rbd create failed"
+  cluster_versions >"$results/logs/$p.versions.json" 2>>"$CLUSTER_LOG" || true
+  timeout 60 rbd --conf "$CEPH_CONF" create --size "$((image_bytes >> 20))M" "$CLUSTER_POOL/bench" \
+    2>>"$CLUSTER_LOG" || die "rbd create failed, see $CLUSTER_LOG"
   mkdir -p "$results/runs/$p"
   prefill "$results/runs/$p"
+  settle
   local w a b c d
   for w in "${workloads[@]}"; do
     read -r a b c d <<<"$w"
@@ -387,8 +420,9 @@ done
 
 step "report"
 "$PY" "$QA_DIR/report.py" "$results" || warn "report generation failed"
+log "results: $results"
 if [[ -s $results/failures.txt ]]; then
   warn "some profiles did not run:"
   sed 's/^/  /' "$results/failures.txt" >&2
+  exit 1
 fi
-log "results: $results"

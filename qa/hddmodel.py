@@ -304,6 +304,14 @@ def replay(requests, dev_bytes: dict, spec: DiskSpec, t_from=None, t_to=None) ->
     return charged
 
 
+def open_text(path):
+    """Open a trace file, plain or gzip-compressed (.gz), for reading text."""
+    if path.endswith(".gz"):
+        import gzip
+        return gzip.open(path, "rt", errors="replace")
+    return open(path, errors="replace")
+
+
 def replay_trace(lines, dev_bytes: dict, spec: DiskSpec = None,
                  wall_from=None, wall_to=None) -> dict:
     """Parse tracefs text and replay the issued requests within a wall-clock window.
@@ -338,7 +346,7 @@ def replay_trace(lines, dev_bytes: dict, spec: DiskSpec = None,
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("trace", help="tracefs text (trace_pipe capture)")
+    ap.add_argument("trace", help="tracefs text (trace_pipe capture), plain or .gz")
     ap.add_argument("--dev", action="append", required=True,
                     help="MAJ,MIN:BYTES of a device to model (repeatable)")
     ap.add_argument("--model", default=DEFAULT_PRESET, choices=sorted(PRESETS))
@@ -350,7 +358,7 @@ def main(argv=None):
     for d in a.dev:
         k, _, v = d.partition(":")
         devs[k] = int(v)
-    with open(a.trace, errors="replace") as f:
+    with open_text(a.trace) as f:
         res = replay_trace(f, devs, PRESETS[a.model], a.t_from, a.t_to)
     if a.client_writes:
         n = a.client_writes

@@ -314,6 +314,9 @@ def main(argv=None):
         print(__doc__)
         return 2
     results = argv[0]
+    if not os.path.isdir(results):
+        print("report.py: no such results directory: %s" % results, file=sys.stderr)
+        return 2
     runs, env, failures = load(results)
     by_wl = {}
     for r in sorted(runs, key=lambda r: (wl_key(r["workload"]), prof_key(r["profile"]))):
@@ -360,12 +363,13 @@ def main(argv=None):
             zr, br = ps.get("zero_runs") or {}, ps.get("busy_runs") or {}
             md.append("- %s: per-second IOPS %s..%s, 10 s moving average %s..%s; %s freezes of %s-%s s "
                       "(median %s) between bursts of %s-%s s; "
-                      "NVMe writes %s KiB/cw (%s passes over the journal/DB device); "
+                      "HDD flushes %s/cw; NVMe writes %s KiB/cw (%s passes over the journal/DB device); "
                       "OSD CPU %s%%, machine CPU busy %s%%%s" % (
                           r["profile"], fmt(ps.get("min"), "%.0f"), fmt(ps.get("max"), "%.0f"),
                           fmt(ps.get("ma10_min"), "%.0f"), fmt(ps.get("ma10_max"), "%.0f"),
                           zr.get("count", 0), zr.get("min") or 0, zr.get("max") or 0, zr.get("median") or 0,
                           br.get("min") or 0, br.get("max") or 0,
+                          fmt(r["hdd"]["per_client_write"].get("flushes"), "%.3f"),
                           fmt((r["nvme"]["write_bytes_per_client_write"] or 0) / 1024.0, "%.1f"),
                           fmt(r["nvme"].get("device_passes"), "%.2f"),
                           fmt(r["cpu"].get("osd_cpu_pct_total"), "%.0f"),

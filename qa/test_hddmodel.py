@@ -211,6 +211,20 @@ class TraceTest(unittest.TestCase):
         with self.assertRaises(ValueError):
             hddmodel.replay_trace(lines, {"7,0": GIB}, SPEC, wall_from=1.0)
 
+    def test_gzip_trace(self):
+        import gzip
+        import tempfile
+        with tempfile.NamedTemporaryFile(suffix=".trace.gz", delete=False) as f:
+            name = f.name
+        try:
+            with gzip.open(name, "wt") as g:
+                g.write(TRACE)
+            with hddmodel.open_text(name) as f:
+                res = hddmodel.replay_trace(f, {"7,0": GIB}, SPEC)
+            self.assertEqual(res["devices"]["7,0"]["write_requests"], 2)
+        finally:
+            os.unlink(name)
+
     def test_cli(self):
         import io
         import json

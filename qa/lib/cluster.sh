@@ -59,6 +59,22 @@ profile_check() {
       [[ -x $MIMSTORE_BUILD_DIR/bin/ceph-osd && -x $MIMSTORE_BUILD_DIR/bin/ceph-mon ]] ||
         { echo "no ceph-osd/ceph-mon in $MIMSTORE_BUILD_DIR/bin"; return 1; }
       [[ -x $MIMSTORE_SRC_DIR/src/vstart.sh ]] || { echo "no $MIMSTORE_SRC_DIR/src/vstart.sh"; return 1; }
+      # A build writing into the build dir now could swap binaries mid-run.
+      local nj
+      nj=$(pgrep -f "ninja -C $MIMSTORE_BUILD_DIR" | head -n1 || true)
+      if [[ -n $nj && ${MIMSTORE_BENCH_ALLOW_BUILD:-0} != 1 ]]; then
+        echo "a build is running in $MIMSTORE_BUILD_DIR (ninja pid $nj); wait for it" \
+             "(or set MIMSTORE_BENCH_ALLOW_BUILD=1)"
+        return 1
+      fi
+      # Every Ceph binary checks its option schema at start-up and aborts on
+      # an error (e.g. a see_also naming an option that does not exist).
+      local out
+      if ! out=$("$MIMSTORE_BUILD_DIR/bin/ceph-conf" -c /dev/null --show-config-value fsid 2>&1); then
+        echo "the Reef build's binaries abort at start-up: $(echo "$out" | head -n1)" \
+             "(rebuild needed: cmake/ceph-build.sh)"
+        return 1
+      fi
       if [[ $store == mimstore ]]; then
         grep -q -- '--mimstore-data-dirs' "$MIMSTORE_SRC_DIR/src/vstart.sh" ||
           { echo "vstart.sh has no --mimstore flags (vstart patch not applied)"; return 1; }
@@ -237,7 +253,9 @@ _vstart_start() {
   log "vstart: OSD=$n ${args[*]}"
   (
     cd "$MIMSTORE_BUILD_DIR" &&
-    env VSTART_DEST="$CLUSTER_DIR" CEPH_PORT="$port" MON=1 OSD="$n" MGR=0 MDS=0 RGW=0 NFS=0 FS=0 \
+    # vstart runs the build's bin/ceph, a python script built against Debian's
+    # /usr/bin/python3; a python3 earlier on PATH (pyenv) lacks its modules.
+    env PATH="/usr/bin:/bin:/usr/sbin:/sbin:$PATH" VSTART_DEST="$CLUSTER_DIR" CEPH_PORT="$port" MON=1 OSD="$n" MGR=0 MDS=0 RGW=0 NFS=0 FS=0 \
       "$MIMSTORE_SRC_DIR/src/vstart.sh" -n -x -l --nolockdep --without-dashboard "${args[@]}"
   ) >>"$CLUSTER_LOG" 2>&1 || {
     local why="vstart.sh failed"
@@ -267,7 +285,7 @@ _pool_create() {
   # No mgr: no 'ceph pg stat'. The pool is usable when a small object can be
   # written and read back.
   log "waiting for pool $CLUSTER_POOL to accept writes"
-  wait_until "${POOL_TIMEOUT:-300}" _pool_probe ||
+  wait_until "${POOL_TIMEOUT:-300}" _pool_probe 2>>"$CLUSTER_LOG" ||
     die "pool $CLUSTER_POOL not writable after ${POOL_TIMEOUT:-300}s (see $CLUSTER_DIR/out/)"
   timeout 120 rbd --conf "$CEPH_CONF" pool init "$CLUSTER_POOL" >>"$CLUSTER_LOG" 2>&1 ||
     die "rbd pool init failed, see $CLUSTER_LOG"

@@ -111,7 +111,13 @@ void MIMStore::_maybe_freeze(mim::FlushTrigger forced)
   if (trigger == mim::FlushTrigger::NONE) {
     double since = std::chrono::duration<double>(
       ceph::mono_clock::now() - last_freeze).count();
-    trigger = policy->check(st.blocks_used, st.bytes + st.frozen_bytes, since);
+    // Occupancy in block-equivalents of cached data. The paper's blocks
+    // are whole object-sized buffers, so its block count measures memory;
+    // ours are sparse (memory follows the bytes), and counting them would
+    // flush after a few hundred scattered 4 KiB writes, before anything
+    // could merge.
+    uint64_t occupied = (st.bytes + conf.block_size - 1) / conf.block_size;
+    trigger = policy->check(occupied, st.bytes + st.frozen_bytes, since);
     if (trigger == mim::FlushTrigger::NONE || st.blocks_used == 0) {
       return;
     }

@@ -484,8 +484,6 @@ void MIMJournal::writer_loop()
     }
     // Group commit: everything queued, up to the batch limits; an entry
     // larger than the limit goes alone.
-    std::vector<std::pair<sn_t, uint64_t>> entry_rel;  // (sn, offset in batch)
-    uint64_t rel = 0;
     while (!queue.empty() &&
            batch->enc->entries() < conf.journal_max_batch_entries &&
            (batch->enc->empty() ||
@@ -499,8 +497,6 @@ void MIMJournal::writer_loop()
         }
       }
       batch->enc->add_txn(p.sn, committed_up_to, segs);
-      entry_rel.emplace_back(p.sn, rel);
-      rel += mim::entry_size(p.payload.length());
       queue_bytes -= p.payload.length();
       batch->cbs.push_back(std::move(p.cb));
       queue.pop_front();
@@ -539,8 +535,8 @@ void MIMJournal::writer_loop()
     ceph_assert(r == 0);
     batch->off = pl.off;
     batch->end = pl.next_head;
-    for (auto& [sn, off] : entry_rel) {
-      index.emplace_back(sn, pl.off + off);
+    for (sn_t sn = batch->first_sn; sn <= batch->last_sn; ++sn) {
+      index.push_back(IndexEntry{sn, pl.off, batch->first_sn});
     }
     if (pl.wrap) {
       if (posix_memalign(reinterpret_cast<void**>(&batch->wrap_buf),
@@ -684,24 +680,30 @@ int MIMJournal::set_checkpoint(sn_t checkpoint)
   // Lock order: header_lock, then lock.
   std::lock_guard hl(header_lock);
   uint64_t new_tail;
-  sn_t cut;
+  sn_t cut, start_sn;
   {
     std::lock_guard l(lock);
-    while (!index.empty() && index.front().first < checkpoint) {
+    while (!index.empty() && index.front().sn < checkpoint) {
       index.pop_front();
     }
+    // Replay starts at a block boundary (the format's rule), so at the
+    // batch that holds the checkpoint: the few entries before it in that
+    // batch are replayed again, which replay tolerates like any other
+    // already-applied entry.
     if (index.empty()) {
       new_tail = head;
+      start_sn = checkpoint;
     } else {
-      ceph_assert(index.front().first == checkpoint);
-      new_tail = index.front().second;
+      ceph_assert(index.front().sn == checkpoint);
+      new_tail = index.front().batch_off;
+      start_sn = index.front().batch_first_sn;
     }
     cut = committed_up_to;
   }
   mim::JournalHeader h = header;
   h.header_seq++;
   h.start_off = new_tail;
-  h.start_sn = checkpoint;
+  h.start_sn = start_sn;
   h.committed_up_to = cut;
   // The header moves first; only then may the space behind it be reused.
   int r = write_header(h);
@@ -711,7 +713,7 @@ int MIMJournal::set_checkpoint(sn_t checkpoint)
   header = h;
   std::lock_guard l(lock);
   tail = new_tail;
-  tail_sn = checkpoint;
+  tail_sn = start_sn;
   writer_cond.notify_all();
   return 0;
 }

@@ -153,8 +153,14 @@ class MIMJournal {
   uint64_t tail = 0;                     ///< GUARDED_BY(lock) replay start
   sn_t tail_sn = 0;                      ///< GUARDED_BY(lock) sn at tail
   sn_t committed_up_to = 0;              ///< GUARDED_BY(lock)
-  /// Start offset of every live entry, in sn order (sn, offset).
-  std::deque<std::pair<sn_t, uint64_t>> index;  ///< GUARDED_BY(lock)
+  /// Every live entry in sn order, with where its batch starts (replay
+  /// must start at a batch, which is block aligned).
+  struct IndexEntry {
+    sn_t sn;
+    uint64_t batch_off;
+    sn_t batch_first_sn;
+  };
+  std::deque<IndexEntry> index;          ///< GUARDED_BY(lock)
   bool stopping = false;                 ///< GUARDED_BY(lock)
   int sticky_error = 0;                  ///< GUARDED_BY(lock)
   bool waiting_for_space = false;        ///< GUARDED_BY(lock)

@@ -307,7 +307,7 @@ void MIMStore::_do_transaction(Transaction& t, sn_t sn, uint32_t trans_num)
 // ---------------------------------------------------------------------------
 // helpers
 
-int MIMStore::_check_replay_guard(const coll_t& cid, const ghobject_t* oid)
+int MIMStore::_guard_cmp(const coll_t& cid, const ghobject_t* oid)
 {
   if (!replaying) {
     return 1;
@@ -316,27 +316,40 @@ int MIMStore::_check_replay_guard(const coll_t& cid, const ghobject_t* oid)
   if (files->get_collection_guard(cid, &g) == 0 && g >= cur_spos) {
     dout(10) << "replay: skip " << cur_spos << " on " << cid
              << ", collection guard " << g << dendl;
-    return 0;
+    return -1;
   }
   if (oid) {
     ObjectFDRef f;
+    bool in_progress = false;
     if (files->open_object(cid, *oid, false, &f) == 0 &&
-        files->get_guard(f, &g) == 0 && g >= cur_spos) {
-      dout(10) << "replay: skip " << cur_spos << " on " << *oid
-               << ", guard " << g << dendl;
-      return 0;
+        files->get_guard(f, &g, &in_progress) == 0) {
+      if (g > cur_spos || (g == cur_spos && !in_progress)) {
+        dout(10) << "replay: skip " << cur_spos << " on " << *oid
+                 << ", guard " << g << dendl;
+        return -1;
+      }
+      if (g == cur_spos) {
+        return 0;  // this very op was under way when we crashed
+      }
     }
   }
   return 1;
 }
 
-void MIMStore::_set_replay_guard(const ObjectFDRef& f)
+int MIMStore::_check_replay_guard(const coll_t& cid, const ghobject_t* oid)
+{
+  return _guard_cmp(cid, oid) > 0;
+}
+
+void MIMStore::_set_replay_guard(const ObjectFDRef& f, const ghobject_t& oid,
+                                 bool in_progress)
 {
   // Earlier omap/xattr changes of the target must be durable before the
-  // guard is, because replay skips them on the guard's word.
-  int r = omap->sync();
+  // guard is, because replay skips them on the guard's word; stamping the
+  // omap header with this position makes DBObjectMap skip them too.
+  int r = in_progress ? 0 : omap->sync(&oid, &cur_spos);
   if (r == 0) {
-    r = files->set_guard(f, cur_spos);
+    r = files->set_guard(f, cur_spos, in_progress);
   }
   if (r < 0) {
     derr << "cannot set replay guard on " << f->path << ": "
@@ -706,7 +719,7 @@ int MIMStore::_clone(const coll_t& cid, const ghobject_t& oldoid,
   if (r < 0 && r != -ENOENT) {
     return r;
   }
-  _set_replay_guard(nf);
+  _set_replay_guard(nf, newoid);
   return 0;
 }
 
@@ -755,7 +768,7 @@ int MIMStore::_clone_range(const coll_t& cid, const ghobject_t& oldoid,
       return r;
     }
   }
-  _set_replay_guard(nf);
+  _set_replay_guard(nf, newoid);
   return 0;
 }
 
@@ -916,29 +929,43 @@ int MIMStore::_collection_move_rename(const coll_t& oldcid,
                                       const coll_t& newcid,
                                       const ghobject_t& newoid)
 {
+  // FileStore's protocol, on link/unlink so each step can be redone:
+  //   in-progress guard on the inode, link the new name, clone the omap,
+  //   unlink the old name (clearing its omap), close the guard.
+  // The guard lives on the inode and so moves with the name.
   dout(15) << __func__ << " " << oldcid << " " << oldoid << " -> " << newcid
            << " " << newoid << dendl;
   if (oldcid == newcid && oldoid == newoid) {
     return 0;
   }
-  if (!_check_replay_guard(newcid, &newoid)) {
-    return 0;
-  }
   auto oc = _get_collection(oldcid);
   auto nc = _get_collection(newcid);
-  if (!oc || !nc) {
+  if (!oc) {
     return -ENOENT;
+  }
+  if (!nc) {
+    // replay: the destination collection went away later; so must the
+    // source
+    return replaying ? _remove(oldcid, oldoid) : -ENOENT;
+  }
+  int dst = _guard_cmp(newcid, &newoid);
+  if (dst < 0) {
+    // done, and the target has moved on since: a source name that replay
+    // re-created is stale (its own guard decides)
+    return replaying ? _remove(oldcid, oldoid) : 0;
+  }
+  if (_guard_cmp(oldcid, &oldoid) < 0) {
+    return 0;  // the source carries a newer guard: not ours to touch
   }
   string ofname = object_file_name(oldoid);
   string nfname = object_file_name(newoid);
   TwoLocks l(_obj_lock(oc->name, ofname), _obj_lock(nc->name, nfname));
-  bool src = object_exists(oc.get(), oldoid);
-  if (!src) {
-    // Replay after a crash between the rename and its guard: the file has
-    // moved, the omap rename below is idempotent by its position.
-    if (!(replaying && object_exists(nc.get(), newoid))) {
-      return -ENOENT;
-    }
+  if (!object_exists(oc.get(), oldoid)) {
+    return replaying ? 0 : -ENOENT;  // replay: moved before the crash
+  }
+  bool stale_dst = object_exists(nc.get(), newoid);
+  if (stale_dst && !replaying) {
+    return -EEXIST;  // like the other stores: never rename over an object
   }
   int r = _take_cached(oldcid, ofname, false);
   if (r == 0) {
@@ -947,30 +974,47 @@ int MIMStore::_collection_move_rename(const coll_t& oldcid,
   if (r < 0) {
     return r;
   }
-  // omap first: if we crash after it, the file rename is still to do and
-  // replay finds the source.
-  r = omap->rename(oldoid, newoid, &cur_spos);
-  if (r < 0 && r != -ENOENT) {
-    return r;
-  }
-  if (src) {
-    r = files->rename_object(oldcid, oldoid, newcid, newoid);
-    if (r < 0) {
-      return r;
-    }
-    {
-      std::unique_lock ol(oc->lock);
-      oc->objects.erase(oldoid);
-    }
-    std::unique_lock nl(nc->lock);
-    nc->objects.insert(newoid);
-  }
   ObjectFDRef f;
-  r = files->open_object(newcid, newoid, false, &f);
+  r = files->open_object(oldcid, oldoid, false, &f);
   if (r < 0) {
     return r;
   }
-  _set_replay_guard(f);
+  if (dst > 0) {
+    _set_replay_guard(f, oldoid, true);
+  }
+  r = files->link_object(oldcid, oldoid, newcid, newoid);
+  if (r == -EEXIST && replaying) {
+    // a different file under the new name: left by replaying earlier ops
+    // on a name this rename takes over; replace it
+    r = files->unlink_name(newcid, newoid);
+    if (r == 0) {
+      r = files->link_object(oldcid, oldoid, newcid, newoid);
+    }
+  }
+  if (r < 0) {
+    return r;
+  }
+  r = omap->clone(oldoid, newoid, &cur_spos);
+  if (r < 0 && r != -ENOENT) {
+    return r;
+  }
+  r = omap->clear(oldoid, &cur_spos);
+  if (r < 0 && r != -ENOENT) {
+    return r;
+  }
+  r = files->unlink_name(oldcid, oldoid);
+  if (r < 0 && !(r == -ENOENT && replaying)) {
+    return r;
+  }
+  {
+    std::unique_lock ol(oc->lock);
+    oc->objects.erase(oldoid);
+  }
+  {
+    std::unique_lock nl(nc->lock);
+    nc->objects.insert(newoid);
+  }
+  _set_replay_guard(f, newoid);
   return 0;
 }
 
@@ -1001,7 +1045,7 @@ int MIMStore::_split_collection(const coll_t& cid, uint32_t bits,
     }
   }
   for (auto& o : moving) {
-    r = files->rename_object(cid, o, dest, o);
+    r = files->move_object(cid, dest, o);
     if (r < 0) {
       return r;
     }
@@ -1048,7 +1092,7 @@ int MIMStore::_merge_collection(const coll_t& cid, uint32_t bits,
     moving.assign(sc->objects.begin(), sc->objects.end());
   }
   for (auto& o : moving) {
-    r = files->rename_object(cid, o, dest, o);
+    r = files->move_object(cid, dest, o);
     if (r < 0) {
       return r;
     }

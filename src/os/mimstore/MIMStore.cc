@@ -105,7 +105,10 @@ MIMStore::MIMStore(CephContext* cct, const string& path,
 
 MIMStore::~MIMStore()
 {
-  ceph_assert(!mounted);
+  if (mounted) {
+    derr << "destroyed while mounted: unmounting" << dendl;
+    umount();
+  }
   if (logger) {
     delete logger;
   }
@@ -134,7 +137,7 @@ void MIMStore::_create_logger()
   b.add_u64_counter(l_mimstore_journal_full_waits, "journal_full_waits",
                     "Batches that waited for journal space");
   b.add_u64(l_mimstore_journal_used_bytes, "journal_used_bytes",
-            "Journal bytes between checkpoint and head", "jused",
+            "Journal bytes between checkpoint and head", "jusd",
             PerfCountersBuilder::PRIO_INTERESTING, unit_t(UNIT_BYTES));
   b.add_u64(l_mimstore_queue_ops, "queue_ops",
             "Transactions queued, not yet applied (queue depth)");
@@ -310,8 +313,12 @@ int MIMStore::_open_db(bool create)
 
 void MIMStore::_close_db()
 {
-  omap.reset();
-  delete db;
+  // DBObjectMap owns the KeyValueDB (ObjectMap's scoped_ptr).
+  if (omap) {
+    omap.reset();
+  } else {
+    delete db;
+  }
   db = nullptr;
 }
 
@@ -1027,11 +1034,94 @@ int MIMStore::collection_list(CollectionHandle& ch, const ghobject_t& start,
 // ---------------------------------------------------------------------------
 // queue and apply
 
+int MIMStore::_validate(std::vector<Transaction>& tls)
+{
+  // Only transactions that remove a collection pay for this.
+  bool rmcoll = false;
+  for (auto& t : tls) {
+    for (auto i = t.begin(); i.have_op();) {
+      rmcoll |= i.decode_op()->op == Transaction::OP_RMCOLL;
+    }
+  }
+  if (!rmcoll) {
+    return 0;
+  }
+  _wait_applied_all();
+  std::map<coll_t, std::set<ghobject_t>> objs;
+  auto get = [&](const coll_t& cid) -> std::set<ghobject_t>& {
+    auto p = objs.find(cid);
+    if (p == objs.end()) {
+      p = objs.emplace(cid, std::set<ghobject_t>()).first;
+      if (auto c = _get_collection(cid)) {
+        std::shared_lock l(c->lock);
+        p->second = c->objects;
+      }
+    }
+    return p->second;
+  };
+  for (auto& t : tls) {
+    for (auto i = t.begin(); i.have_op();) {
+      Transaction::Op* op = i.decode_op();
+      switch (op->op) {
+      case Transaction::OP_TOUCH:
+      case Transaction::OP_CREATE:
+      case Transaction::OP_WRITE:
+      case Transaction::OP_ZERO:
+        get(i.get_cid(op->cid)).insert(i.get_oid(op->oid));
+        break;
+      case Transaction::OP_CLONE:
+      case Transaction::OP_CLONERANGE:
+      case Transaction::OP_CLONERANGE2:
+        get(i.get_cid(op->cid)).insert(i.get_oid(op->dest_oid));
+        break;
+      case Transaction::OP_REMOVE:
+        get(i.get_cid(op->cid)).erase(i.get_oid(op->oid));
+        break;
+      case Transaction::OP_COLL_MOVE_RENAME:
+        if (get(i.get_cid(op->cid)).erase(i.get_oid(op->oid))) {
+          get(i.get_cid(op->dest_cid)).insert(i.get_oid(op->dest_oid));
+        }
+        break;
+      case Transaction::OP_TRY_RENAME:
+        if (get(i.get_cid(op->cid)).erase(i.get_oid(op->oid))) {
+          get(i.get_cid(op->cid)).insert(i.get_oid(op->dest_oid));
+        }
+        break;
+      case Transaction::OP_MKCOLL:
+        get(i.get_cid(op->cid)).clear();
+        break;
+      case Transaction::OP_SPLIT_COLLECTION2:
+      case Transaction::OP_MERGE_COLLECTION:
+        return 0;  // not simulated: apply decides
+      case Transaction::OP_RMCOLL:
+        if (!get(i.get_cid(op->cid)).empty()) {
+          derr << "refusing a transaction that removes non-empty collection "
+               << i.get_cid(op->cid) << dendl;
+          return -ENOTEMPTY;
+        }
+        break;
+      default:
+        break;
+      }
+    }
+  }
+  return 0;
+}
+
 int MIMStore::queue_transactions(CollectionHandle& ch,
                                  std::vector<Transaction>& tls,
                                  TrackedOpRef op,
                                  ThreadPool::TPHandle* handle)
 {
+  // A transaction that must fail is refused before it reaches the journal:
+  // journaled, it would fail at apply and again at every replay.
+  int r = _validate(tls);
+  if (r < 0) {
+    if (cct->_conf.get_val<bool>("objectstore_debug_throw_on_failed_txc")) {
+      throw r;
+    }
+    ceph_abort_msg("mimstore: transaction removes a non-empty collection");
+  }
   auto txc = new TransContext;
   txc->ch = static_cast<Collection*>(ch.get());
   Transaction::collect_contexts(tls, &txc->on_applied, &txc->on_commit,
@@ -1317,6 +1407,7 @@ int MIMStore::read(CollectionHandle& ch, const ghobject_t& oid,
   for (auto& e : ext) {
     memcpy(bp.c_str() + (e.offset - offset), e.data.data, e.data.length);
   }
+  bl.clear();  // like the other stores, read replaces what bl held
   bl.append(std::move(bp));
   return len;
 }

@@ -287,6 +287,8 @@ class MIMStore : public ObjectStore {
   int _check_fsid();
 
   // ---- queue and apply (MIMStore.cc) ----
+  /// Refuse (before journaling) a transaction that cannot apply.
+  int _validate(std::vector<Transaction>& tls);
   void _journaled(TransContext* txc);
   void _apply_thread();
   void _finish(TransContext* txc);
@@ -346,9 +348,14 @@ class MIMStore : public ObjectStore {
   int _set_bits(const coll_t& cid, int bits);
 
   // op helpers (MIMOps.cc)
-  /// >0: apply the op; 0: replay already applied it (skip). Live: always 1.
+  /// Replay guards, compared with cur_spos: 1 apply, 0 this op was under
+  /// way (in-progress guard at this position), -1 skip (done before).
+  /// Live (not replaying): always 1.
+  int _guard_cmp(const coll_t& cid, const ghobject_t* oid);
+  /// true if the op must be applied (_guard_cmp > 0).
   int _check_replay_guard(const coll_t& cid, const ghobject_t* oid);
-  void _set_replay_guard(const ObjectFDRef& f);
+  void _set_replay_guard(const ObjectFDRef& f, const ghobject_t& oid,
+                         bool in_progress = false);
   void _set_collection_replay_guard(const coll_t& cid);
   /// Write the object's cached extents (both generations) to its file, so a
   /// non-write op sees them. REQUIRES: the object's stripe lock.
@@ -378,7 +385,7 @@ class MIMStore : public ObjectStore {
   uint64_t fault_io_count = 0;           ///< io_fault's count at umount
   std::unique_ptr<mimstore::ObjectFiles> files;
   std::unique_ptr<mimstore::MIMJournal> journal;
-  KeyValueDB* db = nullptr;
+  KeyValueDB* db = nullptr;  ///< owned by omap once that exists
   std::unique_ptr<DBObjectMap> omap;
 
   std::unique_ptr<mim::Htmll> htmll;

@@ -26,6 +26,11 @@ constexpr const char* BITS_XATTR = "user.mim.bits";
 constexpr const char* GUARD_XATTR = "user.mim.guard";
 constexpr size_t COPY_CHUNK = 1 << 20;
 
+std::string basename(const std::string& path)
+{
+  return path.substr(path.rfind('/') + 1);
+}
+
 }  // namespace
 
 ObjectFD::~ObjectFD()
@@ -193,7 +198,8 @@ int ObjectFiles::list_objects(const coll_t& c, std::set<ghobject_t>* out,
     if (is_long_file_name(fname)) {
       std::string path = dir + "/" + fname;
       char buf[4096 * 4];
-      ssize_t n = ::getxattr(path.c_str(), LONG_NAME_XATTR, buf, sizeof(buf));
+      ssize_t n = ::getxattr(path.c_str(), long_name_xattr(fname).c_str(),
+                             buf, sizeof(buf));
       if (n < 0) {
         // created, crashed before the name was set: nothing was written
         // into it, and the create will be replayed from the journal.
@@ -280,7 +286,7 @@ int ObjectFiles::open_path(const std::string& path, bool create,
   if (r == -ENOENT && create) {
     r = io->open(path, flags | O_CREAT, 0644, &fd);
     if (r == 0 && long_name) {
-      r = io->fsetxattr(fd, LONG_NAME_XATTR, long_name->data(),
+      r = io->fsetxattr(fd, long_name_xattr(basename(path)), long_name->data(),
                         long_name->size(), 0);
       if (r < 0) {
         io->close(fd);
@@ -296,7 +302,7 @@ int ObjectFiles::open_path(const std::string& path, bool create,
     // 160-bit names do not collide in practice; check anyway, because a
     // collision would silently mix two objects.
     std::string stored;
-    if (io->fgetxattr(fd, LONG_NAME_XATTR, &stored) == 0 &&
+    if (io->fgetxattr(fd, long_name_xattr(basename(path)), &stored) == 0 &&
         stored != *long_name) {
       derr << __func__ << " long name collision at " << path << dendl;
       io->close(fd);
@@ -333,30 +339,56 @@ int ObjectFiles::remove_object(const coll_t& c, const ghobject_t& oid)
   return io->unlink(path);
 }
 
-int ObjectFiles::rename_object(const coll_t& oc, const ghobject_t& ooid,
-                               const coll_t& nc, const ghobject_t& noid)
+int ObjectFiles::move_object(const coll_t& oc, const coll_t& nc,
+                             const ghobject_t& oid)
+{
+  // Same object name, so a long name's xattr stays valid.
+  std::string fname = object_file_name(oid);
+  std::string from = object_path(oc.to_str(), fname);
+  std::string to = object_path(nc.to_str(), fname);
+  forget(from);
+  forget(to);
+  return io->rename(from, to);
+}
+
+int ObjectFiles::link_object(const coll_t& oc, const ghobject_t& ooid,
+                             const coll_t& nc, const ghobject_t& noid)
 {
   std::string from = object_path(oc.to_str(), object_file_name(ooid));
   std::string nfname = object_file_name(noid);
   std::string to = object_path(nc.to_str(), nfname);
-  forget(from);
-  forget(to);
   if (is_long_file_name(nfname)) {
-    // set the new long name before the rename, so the destination is never
-    // visible without it
-    int fd;
-    int r = io->open(from, O_RDWR | O_CLOEXEC, 0, &fd);
+    // the new name's xattr first, so the new name decodes once it exists
+    ObjectFDRef f;
+    int r = open_path(from, false, nullptr, &f);
     if (r < 0) {
       return r;
     }
     std::string full = encode_object_name(noid);
-    r = io->fsetxattr(fd, LONG_NAME_XATTR, full.data(), full.size(), 0);
-    io->close(fd);
+    r = io->fsetxattr(f->fd, long_name_xattr(nfname), full.data(),
+                      full.size(), 0);
     if (r < 0) {
       return r;
     }
   }
-  return io->rename(from, to);
+  forget(to);
+  return io->link(from, to);
+}
+
+int ObjectFiles::unlink_name(const coll_t& c, const ghobject_t& oid)
+{
+  std::string fname = object_file_name(oid);
+  std::string path = object_path(c.to_str(), fname);
+  if (is_long_file_name(fname)) {
+    // drop this name's xattr from the inode, which lives on under the
+    // other name; absent is fine (replay)
+    ObjectFDRef f;
+    if (open_path(path, false, nullptr, &f) == 0) {
+      io->fremovexattr(f->fd, long_name_xattr(fname));
+    }
+  }
+  forget(path);
+  return io->unlink(path);
 }
 
 int ObjectFiles::write(const ObjectFDRef& f, uint64_t off,
@@ -567,13 +599,22 @@ int ObjectFiles::clone_range(const ObjectFDRef& src, uint64_t srcoff,
 
 namespace {
 
-int decode_guard(const std::string& v, SequencerPosition* pos)
+/// Guard value: SequencerPosition, then a bool "in progress".
+int decode_guard(const std::string& v, SequencerPosition* pos,
+                 bool* in_progress)
 {
   ceph::bufferlist bl;
   bl.append(v);
   try {
     auto p = bl.cbegin();
     decode(*pos, p);
+    bool ip = false;
+    if (!p.end()) {
+      decode(ip, p);
+    }
+    if (in_progress) {
+      *in_progress = ip;
+    }
   } catch (ceph::buffer::error&) {
     return -EIO;
   }
@@ -582,17 +623,19 @@ int decode_guard(const std::string& v, SequencerPosition* pos)
 
 }  // namespace
 
-int ObjectFiles::get_guard(const ObjectFDRef& f, SequencerPosition* pos)
+int ObjectFiles::get_guard(const ObjectFDRef& f, SequencerPosition* pos,
+                           bool* in_progress)
 {
   std::string v;
   int r = io->fgetxattr(f->fd, GUARD_XATTR, &v);
   if (r < 0) {
     return r;
   }
-  return decode_guard(v, pos);
+  return decode_guard(v, pos, in_progress);
 }
 
-int ObjectFiles::set_guard(const ObjectFDRef& f, const SequencerPosition& pos)
+int ObjectFiles::set_guard(const ObjectFDRef& f, const SequencerPosition& pos,
+                           bool in_progress)
 {
   // The effect being guarded must be durable before the guard is: else a
   // crash could leave the guard without the effect, and replay would skip
@@ -603,6 +646,7 @@ int ObjectFiles::set_guard(const ObjectFDRef& f, const SequencerPosition& pos)
   }
   ceph::bufferlist bl;
   encode(pos, bl);
+  encode(in_progress, bl);
   r = io->fsetxattr(f->fd, GUARD_XATTR, bl.c_str(), bl.length(), 0);
   if (r < 0) {
     return r;
@@ -619,7 +663,7 @@ int ObjectFiles::get_collection_guard(const coll_t& c, SequencerPosition* pos)
   if (n < 0) {
     return -errno;
   }
-  return decode_guard(std::string(buf, n), pos);
+  return decode_guard(std::string(buf, n), pos, nullptr);
 }
 
 int ObjectFiles::set_collection_guard(const coll_t& c,
@@ -634,6 +678,7 @@ int ObjectFiles::set_collection_guard(const coll_t& c,
   if (r == 0) {
     ceph::bufferlist bl;
     encode(pos, bl);
+    encode(false, bl);
     r = io->fsetxattr(fd, GUARD_XATTR, bl.c_str(), bl.length(), 0);
   }
   if (r == 0) {

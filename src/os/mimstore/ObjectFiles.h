@@ -92,9 +92,16 @@ class ObjectFiles {
   int open_by_name(const std::string& cname, const std::string& fname,
                    ObjectFDRef* out);
   int remove_object(const coll_t& c, const ghobject_t& oid);
-  /// Move/rename a file; an existing destination is replaced.
-  int rename_object(const coll_t& oc, const ghobject_t& ooid,
-                    const coll_t& nc, const ghobject_t& noid);
+  /// Move a file to another collection under the same object name (split,
+  /// merge); an existing destination is replaced.
+  int move_object(const coll_t& oc, const coll_t& nc, const ghobject_t& oid);
+  /// Give the object's file a second name (link(2)): the first step of a
+  /// rename. -EEXIST if the new name exists.
+  int link_object(const coll_t& oc, const ghobject_t& ooid,
+                  const coll_t& nc, const ghobject_t& noid);
+  /// Remove one name of a file that has another (the last step of a
+  /// rename): the inode stays, with the other name.
+  int unlink_name(const coll_t& c, const ghobject_t& oid);
 
   int write(const ObjectFDRef& f, uint64_t off, const ceph::bufferlist& bl);
   int write_iov(const ObjectFDRef& f, uint64_t off,
@@ -118,8 +125,14 @@ class ObjectFiles {
   /// Replay guards (FileStore's idea): a non-idempotent operation at
   /// position P records P on its target once its effect is durable; replay
   /// skips operations at or before the recorded position.
-  int get_guard(const ObjectFDRef& f, SequencerPosition* pos);  ///< -ENODATA
-  int set_guard(const ObjectFDRef& f, const SequencerPosition& pos);
+  /// A guard may be "in progress": set before a multi-step operation
+  /// (rename), closed after it.
+  int get_guard(const ObjectFDRef& f, SequencerPosition* pos,
+                bool* in_progress);  ///< -ENODATA if none
+  /// REQUIRES: the guarded effect's omap changes are durable (the caller
+  /// syncs RocksDB first).
+  int set_guard(const ObjectFDRef& f, const SequencerPosition& pos,
+                bool in_progress = false);
   int get_collection_guard(const coll_t& c, SequencerPosition* pos);
   int set_collection_guard(const coll_t& c, const SequencerPosition& pos);
 

@@ -153,4 +153,10 @@ bool is_long_file_name(const std::string& fname)
   return fname.size() > 2 && fname[0] == 'L' && fname[1] == '_';
 }
 
+std::string long_name_xattr(const std::string& fname)
+{
+  // "L_<hash:8>_<sha1:40>": the sha1 identifies the name
+  return "user.mim.name." + fname.substr(fname.rfind('_') + 1);
+}
+
 }  // namespace mimstore

@@ -15,9 +15,11 @@
  *
  *   L_<hash:8 hex>_<sha1 of the full name:40 hex>
  *
- * and the full name is kept in the file's LONG_NAME_XATTR, written right
- * after the file is created. A long file without that xattr is the residue
- * of a create that crashed before anything was written into it.
+ * and the full name is kept in the file's xattr long_name_xattr(fname),
+ * written right after the file is created. The xattr is per name (it carries
+ * the name's hash), so while a rename links one inode under two names both
+ * decode. A long file without its xattr is the residue of a create that
+ * crashed before anything was written into it.
  */
 #pragma once
 
@@ -28,7 +30,6 @@
 namespace mimstore {
 
 constexpr size_t LONG_NAME_THRESHOLD = 200;
-constexpr const char* LONG_NAME_XATTR = "user.mim.name";
 
 /// The full (possibly long) encoded name of `oid`.
 std::string encode_object_name(const ghobject_t& oid);
@@ -41,5 +42,8 @@ std::string object_file_name(const ghobject_t& oid);
 
 /// True for names produced by the long form (their xattr holds the name).
 bool is_long_file_name(const std::string& fname);
+
+/// The xattr that holds the full name of long file name `fname`.
+std::string long_name_xattr(const std::string& fname);
 
 }  // namespace mimstore

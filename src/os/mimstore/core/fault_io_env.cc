@@ -308,6 +308,11 @@ FaultIoEnv::Gate FaultIoEnv::gate_locked(uint32_t op, const std::string& path,
     ++io_count_;
     if (spec_.crash_at && io_count_ == spec_.crash_at) {
       crash_locked();
+      // The callback runs under the lock: no other thread gets past the
+      // gate (and sees an EIO it would react to) before the process dies.
+      if (crash_cb_) {
+        crash_cb_();
+      }
       *err = EIO;
       return Gate::CRASH;
     }
@@ -329,14 +334,7 @@ FaultIoEnv::Gate FaultIoEnv::gate_locked(uint32_t op, const std::string& path,
 
 int FaultIoEnv::after_crash()
 {
-  std::function<void()> cb;
-  {
-    std::lock_guard l(lock_);
-    cb = crash_cb_;
-  }
-  if (cb) {
-    cb();
-  }
+  // the crash callback already ran, in gate_locked()
   return -EIO;
 }
 

@@ -133,7 +133,8 @@ class FaultIoEnv : public IoEnv {
   int set_spec(const std::string& s, std::string* err);
   void add_fail_rule(const fail_rule_t& r);
   void clear_fail_rules();
-  /// Crash when the Nth counted I/O is attempted (0: never), then call cb.
+  /// Crash when the Nth counted I/O is attempted (0: never), then call cb
+  /// (with the env locked, so no other thread sees post-crash EIO first).
   void set_crash_at(uint64_t n);
   void set_crash_callback(std::function<void()> cb);
   void set_seed(uint64_t seed);
