@@ -357,6 +357,7 @@ run_workload() {   # profile rw bs threads dist
     die "fio failed (rc $rc) for $p/$name; see $dir/fio.json, fio.stderr and $CLUSTER_DIR/out/"
   fi
   "$PY" "$QA_DIR/analyze.py" --model "$hdd_model" "$dir" >&2 || die "analysis failed for $dir"
+  gzip -f "$dir/hdd.trace" || true     # analyze.py and hddmodel.py read .gz too
 }
 
 # --- one profile (runs in a subshell: a failure ends this profile only) ----------------------------

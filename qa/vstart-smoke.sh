@@ -30,10 +30,10 @@ dev_pool_create $POOL 16 2
 log "3 OSDs up, pool $POOL (size 2) usable"
 
 log "rados bench: 15 s write, then sequential read"
-rados -c "$CEPH_CONF" -p $POOL bench 15 write -b 65536 -t 16 --no-cleanup \
+$RADOS -p $POOL bench 15 write -b 65536 -t 16 --no-cleanup \
   >"$DEV_DEST/bench-write.txt"
 tail -n 12 "$DEV_DEST/bench-write.txt"
-rados -c "$CEPH_CONF" -p $POOL bench 15 seq -t 16 >"$DEV_DEST/bench-read.txt"
+$RADOS -p $POOL bench 15 seq -t 16 >"$DEV_DEST/bench-read.txt"
 tail -n 10 "$DEV_DEST/bench-read.txt"
 grep -q "Bandwidth (MB/sec)" "$DEV_DEST/bench-write.txt" || die "rados bench write failed"
 grep -q "Bandwidth (MB/sec)" "$DEV_DEST/bench-read.txt" || die "rados bench read failed"

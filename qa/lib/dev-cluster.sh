@@ -15,17 +15,19 @@ DEV_KEEP=${DEV_KEEP:-0}
 dev_cluster_env() {
   export VSTART_DEST=$DEV_DEST
   export CEPH_CONF=$DEV_DEST/ceph.conf
-  export PYTHONPATH=$CEPH_SOURCE_DIR/src/pybind:$CEPH_BUILD_DIR/lib/cython_modules/lib.3:$CEPH_SOURCE_DIR/src/python-common:${PYTHONPATH:-}
-  export LD_LIBRARY_PATH=$CEPH_BUILD_DIR/lib:${LD_LIBRARY_PATH:-}
   export PATH=/usr/bin:/bin:/usr/sbin:/sbin:$PATH  # Debian's python3 for bin/ceph
-  CEPH="$BIN/ceph -c $CEPH_CONF"
+  # The Reef tools need the build's libraries; the client tools from
+  # Debian (rbd, fio's rbd engine: Pacific librbd) must not see them.
+  local reef_env="env LD_LIBRARY_PATH=$CEPH_BUILD_DIR/lib PYTHONPATH=$CEPH_SOURCE_DIR/src/pybind:$CEPH_BUILD_DIR/lib/cython_modules/lib.3:$CEPH_SOURCE_DIR/src/python-common"
+  CEPH="$reef_env $BIN/ceph -c $CEPH_CONF"
+  RADOS="$reef_env $BIN/rados -c $CEPH_CONF"
 }
 
 dev_cluster_start() {
   local osds=$1 merge=$2; shift 2
   [ -x "$BIN/ceph-osd" ] || die "no Ceph build at $CEPH_BUILD_DIR"
   local c
-  for c in fio rbd rados; do
+  for c in fio rbd; do
     command -v $c >/dev/null || die "$c is missing: run cmake/install-deps.sh ceph"
   done
   DEV_DEST=$(mktemp -d /var/tmp/mimstore-dev.XXXXXX)
@@ -63,7 +65,7 @@ dev_pool_create() {  # dev_pool_create NAME PGS SIZE
   local i
   # no mgr in this build: wait for the pool by using it
   for i in $(seq 60); do
-    timeout 10 rados -c "$CEPH_CONF" -p "$1" put probe /etc/hostname 2>/dev/null && return 0
+    timeout 10 $RADOS -p "$1" put probe /etc/hostname 2>/dev/null && return 0
     sleep 2
   done
   die "pool $1 did not become usable"
@@ -78,7 +80,7 @@ dev_osd_kill() {  # SIGKILL, like a crash
 }
 
 dev_osd_start() {
-  (cd "$CEPH_BUILD_DIR" && "$BIN/ceph-osd" -i "$1" -c "$CEPH_CONF") \
+  (cd "$CEPH_BUILD_DIR" && LD_LIBRARY_PATH=$CEPH_BUILD_DIR/lib "$BIN/ceph-osd" -i "$1" -c "$CEPH_CONF") \
     >>"$DEV_DEST/osd-restart.log" 2>&1
 }
 

@@ -19,6 +19,7 @@
 #include "MIMStore.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include "common/debug.h"
 #include "common/errno.h"
@@ -506,6 +507,12 @@ int MIMStore::_write(const coll_t& cid, const ghobject_t& oid, uint64_t off,
   } else {
     logger->inc(l_mimstore_direct_nomerge);
   }
+  if (cct->_conf->subsys.should_gather<ceph_subsys_mimstore, 20>()) {
+    struct stat st;
+    ::fstat(f->fd, &st);
+    dout(20) << __func__ << " " << oid << " sn " << cur_spos << " ino "
+             << st.st_ino << " fd " << f->fd << dendl;
+  }
   r = files->write(f, off, bl);
   if (r == 0) {
     ++data_write_ios;
@@ -984,12 +991,11 @@ int MIMStore::_collection_move_rename(const coll_t& oldcid,
   }
   r = files->link_object(oldcid, oldoid, newcid, newoid);
   if (r == -EEXIST && replaying) {
-    // a different file under the new name: left by replaying earlier ops
-    // on a name this rename takes over; replace it
-    r = files->unlink_name(newcid, newoid);
-    if (r == 0) {
-      r = files->link_object(oldcid, oldoid, newcid, newoid);
-    }
+    // We crashed after the link: the new name already holds the object
+    // (it carries this op's in-progress guard). The source name may be a
+    // stale file that replaying earlier ops re-created, while the object
+    // itself was already under the new name; it is unlinked below.
+    r = 0;
   }
   if (r < 0) {
     return r;

@@ -240,7 +240,11 @@ int MIMStore::_open_io()
     int r = f->set_spec(conf.debug_fault, &err);
     // A crash point acts like power loss: unsynced writes are rolled back
     // by the seam, then the process dies without any cleanup.
-    f->set_crash_callback([] { ::_exit(77); });
+    CephContext* c = cct;
+    f->set_crash_callback([c] {
+      c->_log->flush();  // the log of the moments before the "power loss"
+      ::_exit(77);
+    });
     if (r < 0) {
       derr << "mimstore_debug_fault = " << conf.debug_fault << ": " << err
            << dendl;

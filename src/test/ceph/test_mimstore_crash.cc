@@ -255,9 +255,35 @@ TEST_P(MIMStoreCrash, PowerLossAtWalkingIOPoints)
         first_diff = diff;
       }
     }
+    std::string hint;
+    if (!found) {
+      // Which reference states does each differing object match? Tells a
+      // lost write (an older state) from a foreign one (no state).
+      for (auto& [cid, objs] : got) {
+        for (auto& [o, st] : objs) {
+          auto& want = ref.after(r.acked);
+          auto pc = want.find(cid);
+          if (pc != want.end() && pc->second.count(o) &&
+              pc->second.at(o) == st) {
+            continue;
+          }
+          std::string ks;
+          for (size_t k = 0; k <= ref.total(); ++k) {
+            auto& rs = ref.after(k);
+            auto p2 = rs.find(cid);
+            if (p2 != rs.end() && p2->second.count(o) &&
+                p2->second.at(o).data == st.data) {
+              ks += " " + std::to_string(k);
+            }
+          }
+          hint += "\n  " + stringify(cid) + "/" + stringify(o) +
+            ": its data equals the reference after k in {" + ks + " }";
+        }
+      }
+    }
     EXPECT_TRUE(found) << r.acked << " transactions acknowledged; the store "
                        << "matches no reference state from there on; vs "
-                       << "the acknowledged prefix: " << first_diff;
+                       << "the acknowledged prefix: " << first_diff << hint;
     if (!found) {
       ++lost;
     }
