@@ -100,8 +100,9 @@ if [ -z "$ceph_tier_reason" ]; then
     TESTDIR=$(mktemp -d /var/tmp/mimstore-tests.XXXXXX)
     trap 'rm -rf "$TESTDIR"' EXIT
     export MIMSTORE_TEST_DIR=$TESTDIR
-    run_step "ceph_test_mimstore" \
-      "$BIN/ceph_test_mimstore" --gtest_brief=1
+    run_step "ceph_test_mimstore (replay, journal, differential, merge, config)" \
+      "$BIN/ceph_test_mimstore" --gtest_brief=1 --gtest_filter='-*Crash*' \
+      --log-file="$TESTDIR/ceph_test_mimstore.log"
     # The ObjectStore suite on mimstore (instantiation index 3: memstore,
     # bluestore, kstore, mimstore), merge on and off.
     objectstore_suite() {
@@ -114,15 +115,18 @@ if [ -z "$ceph_tier_reason" ]; then
     }
     run_step "ceph_test_objectstore on mimstore, merge on" objectstore_suite true
     run_step "ceph_test_objectstore on mimstore, merge off" objectstore_suite false
-    if [ -x "$REPO/qa/crash/crash-loop.sh" ]; then
-      run_step "crash loop (power loss at walking I/O points)" \
-        "$REPO/qa/crash/crash-loop.sh" "$MODE"
-    fi
+    run_step "crash loop (power loss at walking I/O points, merge on and off)" \
+      "$REPO/qa/crash/crash-loop.sh" "$MODE"
     run_step "vstart smoke test (1 mon, 3 mimstore OSDs)" \
       "$REPO/qa/vstart-smoke.sh"
-    if [ "$MODE" = long ] && [ -x "$REPO/qa/crash/kill9-cycles.sh" ]; then
-      run_step "kill -9 under load (vstart, fio verify)" \
-        "$REPO/qa/crash/kill9-cycles.sh"
+    if [ "$MODE" = long ]; then
+      run_step "kill -9 under load (vstart, fio verify), merge on" \
+        "$REPO/qa/crash/kill9-cycles.sh" --cycles 20 --merge true
+      run_step "kill -9 under load (vstart, fio verify), merge off" \
+        "$REPO/qa/crash/kill9-cycles.sh" --cycles 20 --merge false
+    else
+      run_step "kill -9 under load (vstart, fio verify), 5 cycles" \
+        "$REPO/qa/crash/kill9-cycles.sh" --cycles 5 --merge true
     fi
   fi
 fi

@@ -6,7 +6,8 @@ Every --interval seconds, appends one JSON line to --out:
    "stat": {"loop0": [17 fields of /sys/block/loop0/stat], ...},
    "rss_kb": {"osd.0": VmRSS kB, ...},
    "cpu_ticks": {"osd.0": utime+stime clock ticks, ...},
-   "sys_cpu": [/proc/stat "cpu" line fields]}
+   "sys_cpu": [/proc/stat "cpu" line fields],
+   "meminfo_kb": {"Dirty": kB, "Writeback": kB, "Cached": kB, "MemFree": kB}}
 and, when --marker is given, writes "MIMBENCH tick wall=<t>" into that
 tracefs trace_marker so trace time can be mapped to wall time.
 Stops on SIGTERM/SIGINT or after --duration seconds.
@@ -55,6 +56,19 @@ def read_cpu_ticks(pid):
         return None
 
 
+def read_meminfo(keys=("Dirty", "Writeback", "Cached", "MemFree")):
+    out = {}
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                k, _, v = line.partition(":")
+                if k in keys:
+                    out[k] = int(v.split()[0])
+    except OSError:
+        pass
+    return out
+
+
 def read_sys_cpu():
     with open("/proc/stat") as f:
         for line in f:
@@ -89,6 +103,7 @@ def main():
                 "rss_kb": {n: read_rss_kb(p) for n, p in procs.items()},
                 "cpu_ticks": {n: read_cpu_ticks(p) for n, p in procs.items()},
                 "sys_cpu": read_sys_cpu(),
+                "meminfo_kb": read_meminfo(),
             }
             out.write(json.dumps(rec) + "\n")
             if a.marker:

@@ -42,12 +42,12 @@ log "fio rbd: 4 KiB random writes with verify=crc32c, then read back"
 rbd -c "$CEPH_CONF" create --size 256M $POOL/img
 fio --name=smoke --ioengine=rbd --clientname=admin --pool=$POOL \
   --rbdname=img --rw=randwrite --bs=4k --iodepth=16 --size=64M \
-  --verify=crc32c --verify_fatal=1 --do_verify=1 \
+  --verify=crc32c --verify_fatal=1 --do_verify=1 --verify_state_save=0 \
   --output="$DEV_DEST/fio.txt" || { cat "$DEV_DEST/fio.txt" >&2; die "fio verify failed"; }
 grep -E "write: IOPS|read: IOPS" "$DEV_DEST/fio.txt" || true
 fio --name=smoke --ioengine=rbd --clientname=admin --pool=$POOL \
   --rbdname=img --rw=randwrite --bs=4k --size=64M --verify=crc32c \
-  --verify_only --verify_fatal=1 --output="$DEV_DEST/fio-read.txt" \
+  --verify_only --verify_fatal=1 --verify_state_save=0 --output="$DEV_DEST/fio-read.txt" \
   || { cat "$DEV_DEST/fio-read.txt" >&2; die "fio read-back verify failed"; }
 
 log "perf counters"

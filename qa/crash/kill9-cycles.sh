@@ -39,9 +39,9 @@ rbd -c "$CEPH_CONF" create --size $((CYCLES * REGION / 1048576))M $POOL/img
 fio_region() {  # fio_region I [extra fio args]
   local i=$1; shift
   fio --name=region$i --ioengine=rbd --clientname=admin --pool=$POOL \
-    --rbdname=img --rw=randwrite --bs=4k --iodepth=16 \
+    --rbdname=img --rw=randwrite --bs=4k --iodepth=16 --rate_iops=1200 \
     --offset=$((i * REGION)) --size=$REGION --randseed=$((1000 + i)) \
-    --verify=crc32c --verify_fatal=1 "$@"
+    --verify=crc32c --verify_fatal=1 --verify_state_save=0 "$@"
 }
 
 acked=0
@@ -63,9 +63,10 @@ for i in $(seq 0 $((CYCLES - 1))); do
   dev_wait_up 3 120 || die "osd.$victim did not come back"
 done
 
-log "all cycles done: verifying every region again"
+replays=$(grep -h "replayed [0-9]* transactions" "$DEV_DEST"/out/osd.*.log | awk '$0 !~ / 0 transactions/' | wc -l)
+log "all cycles done ($replays restarts replayed a journal): verifying every region again"
 for i in $(seq 0 $((CYCLES - 1))); do
   fio_region "$i" --verify_only --output="$DEV_DEST/verify-$i.txt" ||
     { cat "$DEV_DEST/verify-$i.txt" >&2; die "region $i: verification failed"; }
 done
-echo "kill -9 cycles: $CYCLES, acknowledged 4 KiB writes: $acked, lost: 0"
+echo "kill -9 cycles: $CYCLES, acknowledged 4 KiB writes: $acked, lost: 0, restarts that replayed: $replays"

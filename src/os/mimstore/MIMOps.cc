@@ -321,9 +321,11 @@ int MIMStore::_guard_cmp(const coll_t& cid, const ghobject_t* oid)
   }
   if (oid) {
     ObjectFDRef f;
+    if (files->open_object(cid, *oid, false, &f) < 0) {
+      return 1;
+    }
     bool in_progress = false;
-    if (files->open_object(cid, *oid, false, &f) == 0 &&
-        files->get_guard(f, &g, &in_progress) == 0) {
+    if (files->get_guard(f, &g, &in_progress) == 0) {
       if (g > cur_spos || (g == cur_spos && !in_progress)) {
         dout(10) << "replay: skip " << cur_spos << " on " << *oid
                  << ", guard " << g << dendl;
@@ -332,6 +334,14 @@ int MIMStore::_guard_cmp(const coll_t& cid, const ghobject_t* oid)
       if (g == cur_spos) {
         return 0;  // this very op was under way when we crashed
       }
+    }
+    // A file created after this op: live, the op found no object (and
+    // was a tolerated -ENOENT, or it would have created the file itself).
+    // Applied to the later object, a truncate or zero would corrupt it.
+    if (files->get_born(f, &g) == 0 && g > cur_spos) {
+      dout(10) << "replay: skip " << cur_spos << " on " << *oid
+               << ", created later at " << g << dendl;
+      return -1;
     }
   }
   return 1;
@@ -388,7 +398,7 @@ int MIMStore::_open(const coll_t& cid, const ghobject_t& oid, bool create,
       return -ENOENT;
     }
   }
-  int r = files->open_object(cid, oid, create, out);
+  int r = files->open_object(cid, oid, create, out, &cur_spos);
   if (r == 0 && create) {
     std::unique_lock l(c->lock);
     c->objects.insert(oid);

@@ -24,12 +24,16 @@ namespace {
 
 constexpr const char* BITS_XATTR = "user.mim.bits";
 constexpr const char* GUARD_XATTR = "user.mim.guard";
+constexpr const char* BORN_XATTR = "user.mim.born";
 constexpr size_t COPY_CHUNK = 1 << 20;
 
 std::string basename(const std::string& path)
 {
   return path.substr(path.rfind('/') + 1);
 }
+
+int decode_guard(const std::string& v, SequencerPosition* pos,
+                 bool* in_progress);
 
 }  // namespace
 
@@ -275,7 +279,8 @@ void ObjectFiles::forget(const std::string& path)
 // ---- objects ----
 
 int ObjectFiles::open_path(const std::string& path, bool create,
-                           const std::string* long_name, ObjectFDRef* out)
+                           const std::string* long_name, ObjectFDRef* out,
+                           const SequencerPosition* born)
 {
   if (lookup_cached(path, out) == 0) {
     return 0;
@@ -288,11 +293,16 @@ int ObjectFiles::open_path(const std::string& path, bool create,
     if (r == 0 && long_name) {
       r = io->fsetxattr(fd, long_name_xattr(basename(path)), long_name->data(),
                         long_name->size(), 0);
-      if (r < 0) {
-        io->close(fd);
-        io->unlink(path);
-        return r;
-      }
+    }
+    if (r == 0 && born) {
+      ceph::bufferlist bl;
+      encode(*born, bl);
+      r = io->fsetxattr(fd, BORN_XATTR, bl.c_str(), bl.length(), 0);
+    }
+    if (r < 0 && fd >= 0) {
+      io->close(fd);
+      io->unlink(path);
+      return r;
     }
   }
   if (r < 0) {
@@ -315,15 +325,26 @@ int ObjectFiles::open_path(const std::string& path, bool create,
 }
 
 int ObjectFiles::open_object(const coll_t& c, const ghobject_t& oid,
-                             bool create, ObjectFDRef* out)
+                             bool create, ObjectFDRef* out,
+                             const SequencerPosition* born)
 {
   std::string fname = object_file_name(oid);
   std::string path = object_path(c.to_str(), fname);
   if (is_long_file_name(fname)) {
     std::string full = encode_object_name(oid);
-    return open_path(path, create, &full, out);
+    return open_path(path, create, &full, out, born);
   }
-  return open_path(path, create, nullptr, out);
+  return open_path(path, create, nullptr, out, born);
+}
+
+int ObjectFiles::get_born(const ObjectFDRef& f, SequencerPosition* pos)
+{
+  std::string v;
+  int r = io->fgetxattr(f->fd, BORN_XATTR, &v);
+  if (r < 0) {
+    return r;
+  }
+  return decode_guard(v, pos, nullptr);
 }
 
 int ObjectFiles::open_by_name(const std::string& cname,

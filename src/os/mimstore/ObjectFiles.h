@@ -85,8 +85,13 @@ class ObjectFiles {
 
   // ---- objects ----
   /// Open (and with `create`, create) the file of `oid`. -ENOENT if absent.
+  /// A file this call creates records `born` (the creating op's position)
+  /// in an xattr: replay uses it to skip older ops on the same name, which
+  /// saw no object (see MIMStore::_guard_cmp).
   int open_object(const coll_t& c, const ghobject_t& oid, bool create,
-                  ObjectFDRef* out);
+                  ObjectFDRef* out, const SequencerPosition* born = nullptr);
+  /// The creation position recorded by open_object; -ENODATA if none.
+  int get_born(const ObjectFDRef& f, SequencerPosition* pos);
   /// Open an existing object file by its collection and file name (the
   /// flush thread knows objects only by these names).
   int open_by_name(const std::string& cname, const std::string& fname,
@@ -148,7 +153,8 @@ class ObjectFiles {
   int lookup_cached(const std::string& path, ObjectFDRef* out);
   void insert_cached(const std::string& path, const ObjectFDRef& f);
   int open_path(const std::string& path, bool create,
-                const std::string* long_name, ObjectFDRef* out);
+                const std::string* long_name, ObjectFDRef* out,
+                const SequencerPosition* born = nullptr);
   int fsync_dir(const std::string& dir);
 
   CephContext* const cct;

@@ -248,7 +248,11 @@ TEST_P(MIMStoreMerge, DifferentialAgainstMemstore)
     ASSERT_EQ(0, apply(mim.get(), hm[cid], std::move(t)));
     ASSERT_EQ(0, apply(mem.get(), hr[cid], std::move(t2)));
   }
-  const int rounds = 6, per_round = 250;
+  // MIMSTORE_TEST_PER_ROUND=1 compares (and remounts) after every
+  // transaction, to find the first one that differs.
+  const int per_round = getenv("MIMSTORE_TEST_PER_ROUND") ?
+    atoi(getenv("MIMSTORE_TEST_PER_ROUND")) : 250;
+  const int rounds = per_round < 250 ? 1500 / per_round : 6;
   for (int round = 0; round < rounds; ++round) {
     for (int i = 0; i < per_round; ++i) {
       Transaction t = gen.next();
