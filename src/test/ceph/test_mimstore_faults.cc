@@ -1,0 +1,287 @@
+// -*- mode:C++; tab-width:8; c-basic-offset:2; indent-tabs-mode:t -*-
+// vim: ts=8 sw=2 smarttab
+/*
+ * mimstore fault tests: I/O errors injected through the seam (EIO on the
+ * journal and on the data filesystem), a full data filesystem, a journal
+ * that cannot be written, a journal of an unknown format version. Each
+ * must stop the store or refuse to mount with a message, and lose no
+ * acknowledged write: a forked child takes the error and dies, the parent
+ * remounts and checks every write the child saw committed.
+ */
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "global/global_context.h"
+#include "include/stringify.h"
+#include "common/errno.h"
+
+#include "MIMStore.h"
+#include "core/journal_format.h"
+#include "mimstore_test_util.h"
+
+using namespace mimtest;
+using ceph::bufferlist;
+using Transaction = ObjectStore::Transaction;
+
+namespace {
+
+const coll_t CID(spg_t(pg_t(0, 1)));
+
+Conf fault_conf(bool merge)
+{
+  return Conf({{"mimstore_merge", merge ? "true" : "false"},
+               {"osd_journal_size", "32"},
+               {"mimstore_journal_throughput", "1000000000"},
+               {"mimstore_sync_interval", "0.05"},
+               {"mimstore_min_sync_interval", "0.01"},
+               {"mimstore_max_flush_interval", "0.05"},
+               {"mimstore_journal_max_batch_bytes", "262144"}});
+}
+
+ghobject_t obj(int i)
+{
+  return ghobject_t(hobject_t(object_t("f" + std::to_string(i)), "",
+                              CEPH_NOSNAP, 0x100 + i, 1, ""));
+}
+
+bufferlist block(int i)
+{
+  bufferlist bl;
+  bl.append(std::string(4096, char('a' + i % 26)) + std::to_string(i));
+  return bl;
+}
+
+pid_t fork_child()
+{
+  g_ceph_context->_log->flush();
+  g_ceph_context->notify_pre_fork();
+  pid_t pid = fork();
+  g_ceph_context->notify_post_fork();
+  return pid;
+}
+
+/// Child: mount (with `spec` as the fault spec), write object i's block i
+/// for i = 0.. until `n` or until the store stops, reporting each commit.
+/// Returns how many commits the parent saw and the child's wait status.
+std::pair<int, int> run_writer(const StoreDir& d, const std::string& spec,
+                               int n)
+{
+  int pfd[2];
+  ceph_assert(pipe(pfd) == 0);
+  pid_t pid = fork_child();
+  if (pid == 0) {
+    close(pfd[0]);
+    g_ceph_context->_conf.set_val_or_die("mimstore_debug_fault", spec);
+    g_ceph_context->_conf.apply_changes(nullptr);
+    auto s = make_store(d);
+    if (s->mount() != 0) {
+      _exit(3);
+    }
+    auto ch = s->open_collection(CID);
+    for (int i = 0; i < n; ++i) {
+      Transaction t;
+      bufferlist bl = block(i);
+      t.write(CID, obj(i % 16), (i / 16) * 8192, bl.length(), bl);
+      apply(s.get(), ch, std::move(t));
+      int32_t v = i;
+      if (write(pfd[1], &v, sizeof(v)) != sizeof(v)) {
+        _exit(4);
+      }
+    }
+    ch.reset();
+    s->umount();
+    _exit(0);
+  }
+  close(pfd[1]);
+  int32_t v;
+  int acked = 0;
+  while (read(pfd[0], &v, sizeof(v)) == sizeof(v)) {
+    acked = v + 1;
+  }
+  close(pfd[0]);
+  int status;
+  waitpid(pid, &status, 0);
+  return {acked, status};
+}
+
+/// Every write 0..acked-1 must read back.
+void check_acked(const StoreDir& d, int acked)
+{
+  auto s = make_store(d);
+  ASSERT_EQ(0, s->mount());
+  auto ch = s->open_collection(CID);
+  for (int i = 0; i < acked; ++i) {
+    bufferlist want = block(i), got;
+    int r = s->read(ch, obj(i % 16), (i / 16) * 8192, want.length(), got);
+    ASSERT_EQ(int(want.length()), r) << "write " << i;
+    ASSERT_TRUE(want.contents_equal(got)) << "write " << i << " lost";
+  }
+  EXPECT_EQ(0, s->fsck(false));
+  ch.reset();
+  ASSERT_EQ(0, s->umount());
+}
+
+void mkfs_with_collection(const StoreDir& d)
+{
+  auto s = make_store(d);
+  ASSERT_EQ(0, s->mkfs());
+  ASSERT_EQ(0, s->mount());
+  auto ch = s->create_new_collection(CID);
+  Transaction t;
+  t.create_collection(CID, 0);
+  ASSERT_EQ(0, apply(s.get(), ch, std::move(t)));
+  ch.reset();
+  ASSERT_EQ(0, s->umount());
+}
+
+}  // namespace
+
+class MIMStoreFault : public ::testing::TestWithParam<bool> {};
+
+// EIO on a journal write: the store stops (the write was never
+// acknowledged); everything acknowledged before is there after remount.
+TEST_P(MIMStoreFault, JournalWriteEIO)
+{
+  Conf c = fault_conf(GetParam());
+  StoreDir d;
+  mkfs_with_collection(d);
+  auto [acked, status] = run_writer(d, "fail=aio|write:journal:eio@40", 200);
+  EXPECT_TRUE(WIFSIGNALED(status)) << "the store must stop, status " << status;
+  EXPECT_LT(acked, 200);
+  std::cout << "journal EIO: " << acked << " writes acknowledged before the "
+            << "failure" << std::endl;
+  check_acked(d, acked);
+}
+
+// EIO from the data filesystem's sync: the checkpoint must not move; the
+// store stops; replay restores everything acknowledged.
+TEST_P(MIMStoreFault, DataSyncEIO)
+{
+  Conf c = fault_conf(GetParam());
+  StoreDir d;
+  mkfs_with_collection(d);
+  auto [acked, status] = run_writer(d, "fail=sync:/data/:eio@2", 400);
+  EXPECT_TRUE(WIFSIGNALED(status)) << "the store must stop, status " << status;
+  std::cout << "data sync EIO: " << acked << " writes acknowledged"
+            << std::endl;
+  check_acked(d, acked);
+}
+
+// EIO on an object file write (direct or during a flush).
+TEST_P(MIMStoreFault, DataWriteEIO)
+{
+  Conf c = fault_conf(GetParam());
+  StoreDir d;
+  mkfs_with_collection(d);
+  auto [acked, status] = run_writer(d, "fail=write:/objects/:eio@3", 400);
+  EXPECT_TRUE(WIFSIGNALED(status)) << "the store must stop, status " << status;
+  std::cout << "data write EIO: " << acked << " writes acknowledged"
+            << std::endl;
+  check_acked(d, acked);
+}
+
+// ENOSPC on the data filesystem: stop with a message, replay once there is
+// room (here: the fault is gone at remount).
+TEST_P(MIMStoreFault, DataWriteENOSPC)
+{
+  Conf c = fault_conf(GetParam());
+  StoreDir d;
+  mkfs_with_collection(d);
+  auto [acked, status] = run_writer(d, "fail=write:/objects/:enospc@3+",
+                                    400);
+  EXPECT_TRUE(WIFSIGNALED(status)) << "the store must stop, status " << status;
+  std::cout << "data write ENOSPC: " << acked << " writes acknowledged"
+            << std::endl;
+  check_acked(d, acked);
+}
+
+INSTANTIATE_TEST_SUITE_P(Merge, MIMStoreFault, ::testing::Bool(),
+                         [](const auto& info) {
+                           return info.param ? "on" : "off";
+                         });
+
+// A really full data filesystem (a small tmpfs): the store stops before
+// acknowledging what it cannot store; after the filesystem grows, mount
+// replays and nothing acknowledged is missing.
+TEST(MIMStoreFaultEnv, FullDataFilesystem)
+{
+  if (geteuid() != 0) {
+    GTEST_SKIP() << "needs root to mount a small tmpfs";
+  }
+  Conf c = fault_conf(false);
+  StoreDir d;
+  // RocksDB (omap) elsewhere: only the object files fill the filesystem
+  c.set("mimstore_db_dir", d.root + "/db");
+  if (::mount("tmpfs", d.data.c_str(), "tmpfs", 0, "size=6m") != 0) {
+    GTEST_SKIP() << "cannot mount tmpfs: " << cpp_strerror(errno);
+  }
+  mkfs_with_collection(d);
+  // 16 objects x 8 KiB steps: far more than 6 MiB of data
+  auto [acked, status] = run_writer(d, "", 3000);
+  EXPECT_TRUE(WIFSIGNALED(status)) << "the store must stop, status " << status;
+  EXPECT_LT(acked, 3000);
+  std::cout << "full data filesystem: " << acked << " writes acknowledged"
+            << std::endl;
+  ASSERT_EQ(0, ::mount("tmpfs", d.data.c_str(), "tmpfs", MS_REMOUNT,
+                       "size=256m"));
+  check_acked(d, acked);
+  ::umount2(d.data.c_str(), MNT_DETACH);
+}
+
+// A journal the OSD cannot write is refused at mount with a message.
+TEST(MIMStoreFaultEnv, JournalNotWritable)
+{
+  Conf c = fault_conf(true);
+  StoreDir d;
+  mkfs_with_collection(d);
+  std::string cmd = "chattr +i '" + d.journal + "' 2>/dev/null";
+  if (system(cmd.c_str()) != 0) {
+    GTEST_SKIP() << "chattr +i is not supported here";
+  }
+  auto s = make_store(d);
+  int r = s->mount();
+  cmd = "chattr -i '" + d.journal + "'";
+  EXPECT_EQ(0, system(cmd.c_str()));
+  EXPECT_EQ(-EPERM, r);
+  ASSERT_EQ(0, s->mount());
+  ASSERT_EQ(0, s->umount());
+}
+
+// A journal header of a newer format version (valid crc) is refused with
+// -EPROTONOSUPPORT, not mistaken for damage or replayed.
+TEST(MIMStoreFaultEnv, UnknownJournalVersion)
+{
+  Conf c = fault_conf(true);
+  StoreDir d;
+  mkfs_with_collection(d);
+  std::string bytes;
+  {
+    std::ifstream f(d.journal, std::ios::binary);
+    bytes.resize(8192);
+    f.read(bytes.data(), bytes.size());
+  }
+  mim::JournalHeader h;
+  int which;
+  std::string err;
+  ASSERT_EQ(0, mim::pick_header(bytes.data(), bytes.data() + 4096, 4096, &h,
+                                &which, &err)) << err;
+  h.version = 2;
+  {
+    // both slots: a v2 header each, so no older v1 header can win
+    std::fstream f(d.journal, std::ios::in | std::ios::out | std::ios::binary);
+    for (int k = 1; k <= 2; ++k) {
+      h.header_seq++;
+      std::string slot(4096, '\0');
+      mim::encode_header(h, slot.data());
+      f.seekp(mim::header_slot_offset(h.header_seq, 4096));
+      f.write(slot.data(), slot.size());
+    }
+  }
+  auto s = make_store(d);
+  EXPECT_EQ(-EPROTONOSUPPORT, s->mount());
+}
