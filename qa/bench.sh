@@ -415,6 +415,7 @@ for p in "${profiles[@]}"; do
     break
   fi
   CLUSTER_DIR=$workdir/cluster
+  tb_unthrottle
   cluster_stop || true
   tb_down
 done

@@ -361,14 +361,16 @@ def main(argv=None):
         for r in rs:
             ps = r["client"]["per_second"]
             zr, br = ps.get("zero_runs") or {}, ps.get("busy_runs") or {}
-            md.append("- %s: per-second IOPS %s..%s, 10 s moving average %s..%s; %s freezes of %s-%s s "
-                      "(median %s) between bursts of %s-%s s; "
+            if zr.get("count"):
+                fr = "%d freezes of %s-%s s (median %s) between bursts of %s-%s s" % (
+                    zr["count"], zr["min"], zr["max"], zr["median"], br.get("min") or 0, br.get("max") or 0)
+            else:
+                fr = "no second without a completed write"
+            md.append("- %s: per-second IOPS %s..%s, 10 s moving average %s..%s; %s; "
                       "HDD flushes %s/cw; NVMe writes %s KiB/cw (%s passes over the journal/DB device); "
                       "OSD CPU %s%%, machine CPU busy %s%%%s" % (
                           r["profile"], fmt(ps.get("min"), "%.0f"), fmt(ps.get("max"), "%.0f"),
-                          fmt(ps.get("ma10_min"), "%.0f"), fmt(ps.get("ma10_max"), "%.0f"),
-                          zr.get("count", 0), zr.get("min") or 0, zr.get("max") or 0, zr.get("median") or 0,
-                          br.get("min") or 0, br.get("max") or 0,
+                          fmt(ps.get("ma10_min"), "%.0f"), fmt(ps.get("ma10_max"), "%.0f"), fr,
                           fmt(r["hdd"]["per_client_write"].get("flushes"), "%.3f"),
                           fmt((r["nvme"]["write_bytes_per_client_write"] or 0) / 1024.0, "%.1f"),
                           fmt(r["nvme"].get("device_passes"), "%.2f"),

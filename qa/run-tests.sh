@@ -54,12 +54,18 @@ run_step() {  # run_step NAME cmd...
 # ---------------------------------------------------------------------------
 # Ceph-free tier
 
-CORE_BUILD=${MIMSTORE_CORE_BUILD:-$MIMSTORE_WORKDIR/core-build}
+# One core build directory per checkout: CMake refuses a build directory
+# configured from another source tree, and a shared one would let a stale
+# test binary from another checkout stand in for this one's.
+CORE_BUILD=${MIMSTORE_CORE_BUILD:-$MIMSTORE_WORKDIR/core-build/$(printf '%s' "$REPO" | sha1sum | cut -c1-12)}
+CORE_BUILT=0
 core_build() {
   cmake -S "$REPO" -B "$CORE_BUILD/release" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
-    ninja -C "$CORE_BUILD/release" mimcore_tests
+    ninja -C "$CORE_BUILD/release" mimcore_tests && CORE_BUILT=1
 }
 core_tests() {
+  # Never run a binary left over from an earlier build.
+  [ "$CORE_BUILT" = 1 ] || { echo "not run: the core build failed"; return 1; }
   "$CORE_BUILD/release/mimcore_tests" --gtest_brief=1
 }
 core_tsan() {

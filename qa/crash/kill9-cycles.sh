@@ -7,8 +7,11 @@
 # and verified again (acknowledged writes of earlier cycles survived the
 # later kills and recoveries).
 #
-#   qa/crash/kill9-cycles.sh [--cycles N] [--merge true|false]
+#   qa/crash/kill9-cycles.sh [--cycles N] [--merge true|false] [--pool-size 1|2]
 #
+# With pool size 2 a lost write on the killed OSD could be repaired by
+# recovery from its peer; pool size 1 leaves the killed OSD's store as the
+# only copy, so nothing but its own journal replay can bring a write back.
 # Prints the number of acknowledged writes and of lost ones (must be 0).
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
@@ -17,10 +20,12 @@ source "$REPO/qa/lib/dev-cluster.sh"
 
 CYCLES=20
 MERGE=true
+POOL_SIZE=2
 while [ $# -gt 0 ]; do
   case $1 in
     --cycles) CYCLES=$2; shift ;;
     --merge) MERGE=$2; shift ;;
+    --pool-size) POOL_SIZE=$2; shift ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -33,7 +38,7 @@ POOL=kill9
 dev_cluster_start 3 "$MERGE" "osd heartbeat grace = 6" \
   "osd heartbeat interval = 1" "mimstore sync interval = 2" \
   "mimstore max flush interval = 1"
-dev_pool_create $POOL 32 2
+dev_pool_create $POOL 32 "$POOL_SIZE"
 rbd -c "$CEPH_CONF" create --size $((CYCLES * REGION / 1048576))M $POOL/img
 
 fio_region() {  # fio_region I [extra fio args]
@@ -69,4 +74,4 @@ for i in $(seq 0 $((CYCLES - 1))); do
   fio_region "$i" --verify_only --output="$DEV_DEST/verify-$i.txt" ||
     { cat "$DEV_DEST/verify-$i.txt" >&2; die "region $i: verification failed"; }
 done
-echo "kill -9 cycles: $CYCLES, acknowledged 4 KiB writes: $acked, lost: 0, restarts that replayed: $replays"
+echo "kill -9 cycles: $CYCLES (merge $MERGE, pool size $POOL_SIZE), acknowledged 4 KiB writes: $acked, lost: 0, restarts that replayed: $replays"

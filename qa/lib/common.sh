@@ -76,11 +76,16 @@ kill_pids() {
   done
   for p in "${pids[@]}"; do
     if pid_alive "$p"; then
-      warn "pid $p did not exit on TERM; sending KILL"
+      warn "pid $p did not exit on TERM within ${grace} s; sending KILL"
       kill -KILL "$p" 2>/dev/null || true
     fi
   done
-  sleep 0.5
+  # A killed process can sit in uninterruptible I/O for a while; its mounts
+  # stay busy until it is gone.
+  deadline=$((SECONDS + 60))
+  for p in "${pids[@]}"; do
+    while pid_alive "$p" && ((SECONDS < deadline)); do sleep 0.5; done
+  done
 }
 
 # descendants PID: all descendant pids of PID (children first), from ps --ppid.

@@ -60,7 +60,12 @@ dev_wait_up() {  # dev_wait_up N TIMEOUT
 
 dev_pool_create() {  # dev_pool_create NAME PGS SIZE
   $CEPH osd pool create "$1" "$2" "$2" replicated >/dev/null
-  $CEPH osd pool set "$1" size "$3" >/dev/null
+  if [ "$3" = 1 ]; then
+    $CEPH config set global mon_allow_pool_size_one true >/dev/null
+    $CEPH osd pool set "$1" size 1 --yes-i-really-mean-it >/dev/null
+  else
+    $CEPH osd pool set "$1" size "$3" >/dev/null
+  fi
   $CEPH osd pool application enable "$1" rbd >/dev/null
   local i
   # no mgr in this build: wait for the pool by using it

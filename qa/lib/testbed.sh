@@ -241,10 +241,22 @@ trace_stop() {
 
 # --- teardown -------------------------------------------------------------------
 
+# tb_unthrottle: lift the throttles of our HDD loops (at teardown: a store
+# shutting down writes back what it holds; no need to do that at 200 IOPS).
+tb_unthrottle() {
+  local d f
+  while read -r d f; do
+    [[ -n $d && $f == "$TB_DIR/"* && -e /sys/block/$(basename "$d")/dev ]] || continue
+    _throttle "$d" 0 0 0 0 2>/dev/null || true
+  done < <(losetup -n -l -O NAME,BACK-FILE 2>/dev/null || true)
+}
+
 # tb_down: remove everything this testbed created. Idempotent.
 tb_down() {
   local kind a b pids=() d mm f
   [[ -n ${TB_DIR:-} ]] || die "tb_init not called"
+  # 0. no throttle from here on: daemons stop faster
+  tb_unthrottle
   # 1. processes we started (daemons, readers, samplers), recorded by pid;
   #    a pid is only signalled if its command line still names our workdir
   #    or trace instance (pids get reused after a crash)
@@ -266,8 +278,15 @@ tb_down() {
   # 3. mounts under our dir (deepest first)
   while read -r d; do
     [[ -n $d ]] || continue
-    umount "$d" 2>/dev/null || { sleep 2; umount "$d" 2>/dev/null; } ||
-      { warn "umount $d busy; lazy unmount"; umount -l "$d" || true; }
+    local tries=0
+    until umount "$d" 2>/dev/null; do
+      if ((++tries >= 30)); then
+        warn "umount $d still busy after 30 s; lazy unmount"
+        umount -l "$d" || true
+        break
+      fi
+      sleep 1
+    done
   done < <(findmnt -rn -o TARGET | grep -F "$TB_DIR/" | sort -r || true)
   # 4. our loop devices: throttles off, detach
   while read -r d f; do

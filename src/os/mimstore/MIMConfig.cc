@@ -80,12 +80,15 @@ int MIMConfig::load(CephContext* cct, const std::string& journal_path,
   c.journal_ignore_corruption =
     conf.get_val<bool>("mimstore_journal_ignore_corruption");
 
+  c.wbthrottle_ios = conf.get_val<uint64_t>("mimstore_wbthrottle_ios");
+  c.wbthrottle_bytes = conf.get_val<Option::size_t>("mimstore_wbthrottle_bytes");
   c.queue_max_ops = conf.get_val<uint64_t>("mimstore_queue_max_ops");
   c.queue_max_bytes = conf.get_val<Option::size_t>("mimstore_queue_max_bytes");
   c.sync_interval = conf.get_val<double>("mimstore_sync_interval");
   c.min_sync_interval = conf.get_val<double>("mimstore_min_sync_interval");
   c.db_dir = conf.get_val<std::string>("mimstore_db_dir");
   c.rocksdb_options = conf.get_val<std::string>("mimstore_rocksdb_options");
+  c.db_cache_bytes = conf.get_val<Option::size_t>("mimstore_db_cache_bytes");
   uint64_t fd_cache = conf.get_val<uint64_t>("mimstore_fd_cache_size");
   c.fsck_on_mount = conf.get_val<bool>("mimstore_fsck_on_mount");
   c.fsck_on_mount_deep = conf.get_val<bool>("mimstore_fsck_on_mount_deep");
@@ -122,6 +125,9 @@ int MIMConfig::load(CephContext* cct, const std::string& journal_path,
             "must be between 0.05 and 0.95");
   }
   ck.range("mimstore_queue_max_ops", c.queue_max_ops, 1, 1u << 24);
+  ck.range("mimstore_wbthrottle_ios", c.wbthrottle_ios, 1, 1u << 24);
+  ck.range("mimstore_wbthrottle_bytes", c.wbthrottle_bytes, 1 << 20,
+           64ull << 30);
   if (c.queue_max_bytes < c.journal_max_batch_bytes) {
     ck.fail("mimstore_queue_max_bytes", std::to_string(c.queue_max_bytes),
             "must be at least mimstore_journal_max_batch_bytes");

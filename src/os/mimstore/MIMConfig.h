@@ -42,12 +42,15 @@ struct MIMConfig {
   bool journal_ignore_corruption = false;
 
   // apply, sync, backend
+  uint64_t wbthrottle_ios = 0;
+  uint64_t wbthrottle_bytes = 0;
   uint64_t queue_max_ops = 0;
   uint64_t queue_max_bytes = 0;
   double sync_interval = 0;
   double min_sync_interval = 0;
   std::string db_dir;
   std::string rocksdb_options;
+  uint64_t db_cache_bytes = 0;
   uint32_t fd_cache_size = 0;
   bool fsck_on_mount = false;
   bool fsck_on_mount_deep = false;

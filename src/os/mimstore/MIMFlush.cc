@@ -17,6 +17,8 @@
  */
 #include "MIMStore.h"
 
+#include <malloc.h>
+
 #include "common/debug.h"
 #include "common/errno.h"
 
@@ -124,9 +126,13 @@ void MIMStore::_maybe_freeze(mim::FlushTrigger forced)
   }
   if (flush_pending) {
     // One generation is flushed at a time; new writes keep merging into the
-    // active one meanwhile (double buffering). A forced request is
-    // remembered and re-queued when the running flush ends.
-    if (forced != mim::FlushTrigger::NONE) {
+    // active one meanwhile (double buffering). An explicit request is
+    // remembered and re-queued when the running flush ends. Journal
+    // pressure is not: the running flush is what frees the journal, and
+    // freezing again right after it would only make the next generation
+    // small, each object rewritten for a handful of writes.
+    if (forced != mim::FlushTrigger::NONE &&
+        forced != mim::FlushTrigger::JOURNAL_PRESSURE) {
       refreeze = forced;
     }
     return;
@@ -152,6 +158,68 @@ void MIMStore::_maybe_freeze(mim::FlushTrigger forced)
   bg_cond.notify_all();
 }
 
+void MIMStore::_throttle_writeback()
+{
+  // REQUIRES: the apply thread between two transactions (merging off), or
+  // the flush thread between two objects; no locks held.
+  // Like FileStore's WBThrottle: bound the data written to files but not
+  // yet synced. Without a bound the page cache piles up more than the disk
+  // writes in minutes, a sync then takes minutes, and the checkpoint (and
+  // with it the journal) stalls behind it.
+  if (dirty_ios < conf.wbthrottle_ios &&
+      dirty_bytes < conf.wbthrottle_bytes) {
+    return;
+  }
+  logger->inc(l_mimstore_wbthrottle_waits);
+  _wait_for_next_sync();
+}
+
+void MIMStore::_wait_for_next_sync()
+{
+  // REQUIRES: no locks held. Waits for a sync that starts after this call
+  // (one already running may have missed the caller's writes).
+  uint64_t want;
+  {
+    std::lock_guard l(bg_lock);
+    want = sync_seq_started + 1;
+    sync_requested = true;
+    bg_cond.notify_all();
+  }
+  std::unique_lock l(bg_lock);
+  bg_cond.wait(l, [&] { return sync_seq_done >= want || bg_stop; });
+}
+
+void MIMStore::_wait_for_cache_room(uint64_t bytes)
+{
+  // REQUIRES: apply thread, between two transactions, no locks held.
+  // Backpressure instead of direct writes: when the cache is full while a
+  // flush is still writing the frozen generation back, the writer waits
+  // for the room the flush frees object by object. A direct write would
+  // first have to write the object's cached extents, synchronously, behind
+  // the flush's backlog on the disk: much slower than waiting.
+  if (!conf.merge || !bytes) {
+    return;
+  }
+  const uint64_t cap = conf.cache_max_bytes;
+  auto full = [&] {
+    auto st = htmll->stats();
+    return st.bytes + st.frozen_bytes + bytes > cap;
+  };
+  if (!full()) {
+    return;
+  }
+  _maybe_freeze(mim::FlushTrigger::MEMORY_CAP);
+  std::unique_lock l(bg_lock);
+  bool waited = false;
+  while (flush_pending && full()) {
+    if (!waited) {
+      logger->inc(l_mimstore_cache_full_waits);
+      waited = true;
+    }
+    room_cond.wait_for(l, std::chrono::milliseconds(100));
+  }
+}
+
 // ---------------------------------------------------------------------------
 // flush thread
 
@@ -167,24 +235,34 @@ int MIMStore::_write_back_object(const string& cname, const string& fname,
     return r;
   }
   auto runs = mim::plan_writeback(st.extents, conf.flush_gap_fill);
-  std::vector<std::unique_ptr<char[]>> gaps;
+  std::string buf;
   for (auto& run : runs) {
     std::vector<struct iovec> iov;
-    iov.reserve(run.pieces.size());
+    bool gaps = false;
     for (auto& p : run.pieces) {
-      if (p.is_gap()) {
-        // Fill the gap from the file, so the run goes out as one write.
-        gaps.emplace_back(new char[p.length]);
-        char* buf = gaps.back().get();
-        r = files->read_into(f, p.offset, p.length, buf);
-        if (r < 0) {
-          return r;
+      gaps |= p.is_gap();
+    }
+    if (gaps) {
+      // One read of the whole run (the gaps' bytes, from the page cache or
+      // one request), the cached bytes on top, one write: the disk sees a
+      // single large request where the extents alone would be many.
+      buf.resize(run.length);
+      r = files->read_into(f, run.offset, run.length, buf.data());
+      if (r < 0) {
+        return r;
+      }
+      if (uint64_t(r) < run.length) {
+        memset(buf.data() + r, 0, run.length - r);
+      }
+      for (auto& p : run.pieces) {
+        if (!p.is_gap()) {
+          memcpy(buf.data() + (p.offset - run.offset), p.data.data, p.length);
         }
-        if (uint64_t(r) < p.length) {
-          memset(buf + r, 0, p.length - r);
-        }
-        iov.push_back({buf, p.length});
-      } else {
+      }
+      iov.push_back({buf.data(), run.length});
+    } else {
+      iov.reserve(run.pieces.size());
+      for (auto& p : run.pieces) {
         iov.push_back({const_cast<char*>(p.data.data), p.length});
       }
     }
@@ -195,6 +273,8 @@ int MIMStore::_write_back_object(const string& cname, const string& fname,
       return r;
     }
     ++data_write_ios;
+    ++dirty_ios;
+    dirty_bytes += run.length;
     logger->inc(l_mimstore_writeback_ios);
     logger->inc(l_mimstore_writeback_bytes, run.length);
     if (frozen) {
@@ -213,23 +293,35 @@ void MIMStore::_flush_frozen()
   uint64_t objects = 0;
   for (auto& [cname, fnames] : flush_order.collections) {
     for (auto& fname : fnames) {
-      mim::ObjectState st;
-      std::lock_guard ol(_obj_lock(cname, fname));
-      if (!htmll->take_frozen(cname, fname, &st)) {
-        continue;  // taken early by an op on the object
+      {
+        mim::ObjectState st;
+        std::lock_guard ol(_obj_lock(cname, fname));
+        if (!htmll->take_frozen(cname, fname, &st)) {
+          continue;  // taken early by an op on the object
+        }
+        int r = _write_back_object(cname, fname, st, true);
+        if (r < 0) {
+          // The data is still in the journal; stopping here loses nothing,
+          // carrying on in an unknown state could.
+          derr << "flush failed: " << cpp_strerror(r) << "; stopping"
+               << dendl;
+          ceph_abort_msg("mimstore: writeback to the data filesystem failed");
+        }
+        _release_after_sync(st.sns);
+        ++objects;
       }
-      int r = _write_back_object(cname, fname, st, true);
-      if (r < 0) {
-        // The data is still in the journal; stopping here loses nothing,
-        // carrying on in an unknown state could.
-        derr << "flush failed: " << cpp_strerror(r) << "; stopping" << dendl;
-        ceph_abort_msg("mimstore: writeback to the data filesystem failed");
-      }
-      _release_after_sync(st.sns);
-      ++objects;
+      // room in the cache for a writer waiting in _wait_for_cache_room
+      room_cond.notify_all();
+      _throttle_writeback();  // no object lock held while waiting
     }
   }
   htmll->end_flush();
+#ifdef __GLIBC__
+  // The generation's buffers were freed by another thread than the one
+  // that allocated them; give the memory back instead of letting glibc's
+  // arenas hold it (the OSD's RSS would keep a high-water mark).
+  malloc_trim(0);
+#endif
   logger->inc(l_mimstore_flush_objects, objects);
   logger->tinc(l_mimstore_flush_lat, ceph::mono_clock::now() - start);
   dout(10) << "flushed " << objects << " objects in "
@@ -250,6 +342,7 @@ void MIMStore::_flush_thread()
     l.lock();
     flush_pending = false;
     flush_order = mim::FlushOrder();
+    room_cond.notify_all();
     mim::FlushTrigger again = refreeze;
     refreeze = mim::FlushTrigger::NONE;
     bg_cond.notify_all();
@@ -284,6 +377,9 @@ int MIMStore::_do_sync()
     std::lock_guard l(durable_lock);
     batch.swap(unsynced);
   }
+  // what this sync will make durable no longer counts as dirty
+  dirty_ios = 0;
+  dirty_bytes = 0;
   if (!batch.empty()) {
     auto start = ceph::mono_clock::now();
     int r = files->sync_all();
@@ -390,14 +486,6 @@ int MIMStore::_flush_everything()
       return explicit_handled >= want && !flush_pending;
     });
   }
-  uint64_t want;
-  {
-    std::lock_guard l(bg_lock);
-    want = sync_seq_started + 1;
-    sync_requested = true;
-    bg_cond.notify_all();
-  }
-  std::unique_lock l(bg_lock);
-  bg_cond.wait(l, [&] { return sync_seq_done >= want; });
+  _wait_for_next_sync();
   return 0;
 }

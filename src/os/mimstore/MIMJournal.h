@@ -90,6 +90,11 @@ class MIMJournal {
 
   uint64_t size() const { return geo.area_len(); }
   uint64_t used() const;
+  /// Entries between the checkpoint and the head (diagnostics).
+  uint64_t live_entries() const {
+    std::lock_guard l(lock);
+    return index.size();
+  }
   bool is_rotational() const { return rotational; }
   const std::string& path() const { return conf.journal_path; }
   /// A sticky I/O error: the journal stops accepting writes.

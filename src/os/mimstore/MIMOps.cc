@@ -486,9 +486,19 @@ int MIMStore::_write(const coll_t& cid, const ghobject_t& oid, uint64_t off,
     if (!bl.is_contiguous()) {
       bl.rebuild();  // one contiguous buffer
     }
-    auto holder = std::make_shared<bufferptr>(bl.front());
-    const char* data = holder->c_str();
-    mim::DataRef ref(std::shared_ptr<const void>(holder, data), data, len);
+    const bufferptr& bp = bl.front();
+    mim::DataRef ref;
+    if (bp.raw_length() <= len + len / 4) {
+      // zero-copy: the cache keeps a reference to the transaction's buffer
+      auto holder = std::make_shared<bufferptr>(bp);
+      const char* data = holder->c_str();
+      ref = mim::DataRef(std::shared_ptr<const void>(holder, data), data, len);
+    } else {
+      // The write is a slice of a larger buffer (a whole message): keeping
+      // a reference would pin all of it for as long as the bytes stay
+      // cached, and the memory cap would count a fraction of what is used.
+      ref = mim::DataRef::copy_of(bp.c_str(), len);
+    }
     auto res = htmll->insert(cname, fname, cur_spos.seq, off, ref);
     switch (res) {
     case mim::InsertResult::MERGED:
@@ -526,6 +536,8 @@ int MIMStore::_write(const coll_t& cid, const ghobject_t& oid, uint64_t off,
   r = files->write(f, off, bl);
   if (r == 0) {
     ++data_write_ios;
+    ++dirty_ios;
+    dirty_bytes += len;
     logger->inc(l_mimstore_writeback_ios);
     logger->inc(l_mimstore_writeback_bytes, len);
   }

@@ -173,6 +173,10 @@ void MIMStore::_create_logger()
                     "Writes written back directly: merging disabled");
   b.add_u64_counter(l_mimstore_take_object, "take_object",
                     "Objects written back early for a non-merged op");
+  b.add_u64_counter(l_mimstore_cache_full_waits, "cache_full_waits",
+                    "Transactions that waited for the flush to free cache room");
+  b.add_u64_counter(l_mimstore_wbthrottle_waits, "wbthrottle_waits",
+                    "Transactions that waited for a sync of unsynced writeback");
   b.add_u64_counter(l_mimstore_flush_space, "flush_space",
                     "Full flushes triggered by the space threshold");
   b.add_u64_counter(l_mimstore_flush_time, "flush_time",
@@ -293,6 +297,7 @@ int MIMStore::_open_db(bool create)
     return -EIO;
   }
   db->init(conf.rocksdb_options);
+  db->set_cache_size(conf.db_cache_bytes);
   std::stringstream err;
   int r = create ? db->create_and_open(err) : db->open(err);
   if (r) {
@@ -1135,6 +1140,14 @@ int MIMStore::queue_transactions(CollectionHandle& ch,
   for (auto& t : tls) {
     encode(t, bl);
   }
+  for (auto& t : tls) {
+    for (auto i = t.begin(); i.have_op();) {
+      Transaction::Op* o = i.decode_op();
+      if (o->op == Transaction::OP_WRITE) {
+        txc->write_bytes += o->len;
+      }
+    }
+  }
   txc->tls = std::move(tls);
   txc->bytes = bl.length();
   txc->op = op;
@@ -1190,6 +1203,10 @@ void MIMStore::_apply_thread()
       continue;
     }
     TransContext* txc = item.txc;
+    if (!conf.merge) {
+      _throttle_writeback();  // with merging, the flush thread throttles
+    }
+    _wait_for_cache_room(txc->write_bytes);
     // The sn is durable once its direct part (this hold) has been synced
     // and every write merged for it (a hold each, taken in _write) has been
     // flushed and synced.
@@ -1739,7 +1756,20 @@ void MIMStore::dump_htmll(ceph::Formatter* f)
   f->dump_unsigned("sp_thresh_blocks", policy->sp_thresh_blocks());
   f->dump_float("time_thresh_s", policy->time_thresh());
   f->dump_unsigned("checkpoint", tracker.checkpoint());
+  f->dump_unsigned("checkpoint_pending", tracker.pending());
   f->dump_unsigned("applied_sn", applied_sn);
+  {
+    std::lock_guard l(durable_lock);
+    f->dump_unsigned("sns_held", holds.size());
+    f->dump_unsigned("parts_waiting_for_sync", unsynced.size());
+  }
+  {
+    std::lock_guard l(apply_lock);
+    f->dump_unsigned("apply_queue", apply_queue.size());
+    f->dump_unsigned("commit_waiters", commit_waiters.size());
+  }
+  f->dump_unsigned("journal_used", journal->used());
+  f->dump_unsigned("journal_live_entries", journal->live_entries());
   f->open_array_section("top_collections");
   for (auto& [cid, n] : htmll->top_collections()) {
     f->open_object_section("collection");

@@ -103,6 +103,8 @@ enum {
   l_mimstore_direct_memory_cap,
   l_mimstore_direct_nomerge,          ///< writes with mimstore_merge = false
   l_mimstore_take_object,             ///< non-write op flushed an object early
+  l_mimstore_cache_full_waits,        ///< transactions that waited for cache room
+  l_mimstore_wbthrottle_waits,        ///< transactions that waited for a sync
   l_mimstore_flush_space,
   l_mimstore_flush_time,
   l_mimstore_flush_memory,
@@ -261,6 +263,7 @@ class MIMStore : public ObjectStore {
     Context* on_applied = nullptr;
     Context* on_applied_sync = nullptr;
     uint64_t bytes = 0;
+    uint64_t write_bytes = 0;  ///< data of its OP_WRITEs (cache room)
     ceph::mono_clock::time_point queued_at;
     TrackedOpRef op;
   };
@@ -298,6 +301,9 @@ class MIMStore : public ObjectStore {
 
   // ---- merge cache, flush, sync (MIMFlush.cc) ----
   void _maybe_freeze(mim::FlushTrigger forced);
+  void _wait_for_cache_room(uint64_t bytes);
+  void _throttle_writeback();
+  void _wait_for_next_sync();
   void _flush_thread();
   void _flush_frozen();
   int _write_back_object(const std::string& cname, const std::string& fname,
@@ -440,6 +446,7 @@ class MIMStore : public ObjectStore {
   /// Flush/sync thread control. Protects the flags below.
   ceph::mutex bg_lock = ceph::make_mutex("MIMStore::bg_lock");
   ceph::condition_variable bg_cond;
+  ceph::condition_variable room_cond;  ///< the flush freed cache room
   bool bg_stop = false;            ///< GUARDED_BY(bg_lock)
   bool sync_requested = false;     ///< GUARDED_BY(bg_lock)
   bool flush_pending = false;      ///< GUARDED_BY(bg_lock) a generation is frozen
@@ -462,6 +469,10 @@ class MIMStore : public ObjectStore {
   /// Counters of client writes and data write I/Os for the merge ratio.
   std::atomic<uint64_t> client_writes{0};
   std::atomic<uint64_t> data_write_ios{0};
+  /// Writes to object files since the last sync started (writeback
+  /// throttle).
+  std::atomic<uint64_t> dirty_ios{0};
+  std::atomic<uint64_t> dirty_bytes{0};
 
   friend class mimstore::AdminHook;
 };

@@ -10,12 +10,14 @@
  *   Differential random transactions on memstore and mimstore, remounts in
  *                between, full state compared
  *   Merge        merging turns many small writes into fewer write calls
+ *   Fsck         clean on a healthy store, counts stray files and orphan omap
  *   BadConfig    every bad option value is refused, naming the option
  */
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -101,6 +103,17 @@ std::string read_all(ObjectStore* s, ObjectStore::CollectionHandle& ch,
   return bl.to_str();
 }
 
+/// mkfs, mount and create CID: how most tests start.
+void start_with_collection(ObjectStore* s, ObjectStore::CollectionHandle* ch)
+{
+  ASSERT_EQ(0, s->mkfs());
+  ASSERT_EQ(0, s->mount());
+  *ch = s->create_new_collection(CID);
+  Transaction t;
+  t.create_collection(CID, 0);
+  ASSERT_EQ(0, apply(s, *ch, std::move(t)));
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -113,14 +126,8 @@ TEST_P(MIMStoreMerge, MkfsMountWriteReadRemount)
   StoreDir d;
   auto s = make_store(d);
   ASSERT_TRUE(s);
-  ASSERT_EQ(0, s->mkfs());
-  ASSERT_EQ(0, s->mount());
-  auto ch = s->create_new_collection(CID);
-  {
-    Transaction t;
-    t.create_collection(CID, 0);
-    ASSERT_EQ(0, apply(s.get(), ch, std::move(t)));
-  }
+  ObjectStore::CollectionHandle ch;
+  ASSERT_NO_FATAL_FAILURE(start_with_collection(s.get(), &ch));
   std::string want;
   for (int i = 0; i < 64; ++i) {
     Transaction t;
@@ -289,6 +296,52 @@ INSTANTIATE_TEST_SUITE_P(Merge, MIMStoreMerge, ::testing::Bool(),
                          });
 
 // ---------------------------------------------------------------------------
+// fsck
+
+// fsck is clean on a healthy store (shallow and deep), and counts what was
+// damaged behind the store's back: a stray file in a collection directory,
+// an object file removed while its omap stays in RocksDB.
+TEST(MIMStoreFsck, FindsStrayFilesAndOrphanOmap)
+{
+  Conf c = base_conf(true);
+  StoreDir d;
+  auto s = make_store(d);
+  ASSERT_TRUE(s);
+  ObjectStore::CollectionHandle ch;
+  ASSERT_NO_FATAL_FAILURE(start_with_collection(s.get(), &ch));
+  {
+    Transaction t;
+    t.write(CID, obj("plain"), 0, 8192, pattern(8192, 1));
+    t.write(CID, obj("omapobj"), 0, 4096, pattern(4096, 2));
+    std::map<std::string, bufferlist> kv;
+    kv["k"].append("v");
+    t.omap_setkeys(CID, obj("omapobj"), kv);
+    ASSERT_EQ(0, apply(s.get(), ch, std::move(t)));
+  }
+  ch.reset();
+  ASSERT_EQ(0, s->umount());
+  EXPECT_EQ(0, s->fsck(false));
+  EXPECT_EQ(0, s->fsck(true));
+
+  namespace fs = std::filesystem;
+  const fs::path cdir = fs::path(d.data) / "objects" / CID.to_str();
+  ASSERT_TRUE(fs::is_directory(cdir)) << cdir;
+  std::ofstream(cdir / "not-an-object-name") << "stray";
+  EXPECT_EQ(1, s->fsck(false));
+
+  // remove the omap object's file: its omap is now an orphan
+  int removed = 0;
+  for (auto& e : fs::directory_iterator(cdir)) {
+    if (e.path().filename().string().find("omapobj") != std::string::npos) {
+      fs::remove(e.path());
+      ++removed;
+    }
+  }
+  ASSERT_EQ(1, removed);
+  EXPECT_EQ(2, s->fsck(false));
+}
+
+// ---------------------------------------------------------------------------
 // journal
 
 // Write several times the journal's size: the journal wraps and is reused,
@@ -300,12 +353,8 @@ TEST(MIMStoreJournal, WrapsAndRemounts)
   c.set("mimstore_journal_max_batch_bytes", "262144");
   StoreDir d;
   auto s = make_store(d);
-  ASSERT_EQ(0, s->mkfs());
-  ASSERT_EQ(0, s->mount());
-  auto ch = s->create_new_collection(CID);
-  Transaction t0;
-  t0.create_collection(CID, 0);
-  ASSERT_EQ(0, apply(s.get(), ch, std::move(t0)));
+  ObjectStore::CollectionHandle ch;
+  ASSERT_NO_FATAL_FAILURE(start_with_collection(s.get(), &ch));
   const int n = 3 * 16 * 1024 / 64;  // 3 journals of 64 KiB writes
   for (int i = 0; i < n; ++i) {
     Transaction t;
@@ -335,12 +384,8 @@ TEST(MIMStoreJournal, ThrottlesWhenFull)
     c.set("mimstore_max_flush_interval", "100");
     StoreDir d;
     auto s = make_store(d);
-    ASSERT_EQ(0, s->mkfs());
-    ASSERT_EQ(0, s->mount());
-    auto ch = s->create_new_collection(CID);
-    Transaction t0;
-    t0.create_collection(CID, 0);
-    ASSERT_EQ(0, apply(s.get(), ch, std::move(t0)));
+    ObjectStore::CollectionHandle ch;
+    ASSERT_NO_FATAL_FAILURE(start_with_collection(s.get(), &ch));
     // queue without waiting, so the journal really fills up
     std::vector<std::unique_ptr<C_SaferCond>> done;
     for (int i = 0; i < 1000; ++i) {
@@ -491,12 +536,8 @@ TEST(MIMStoreMergeEffect, FewerWriteIOsWithMerge)
     c.set("mimstore_max_flush_interval", "100");
     StoreDir d;
     auto s = make_store(d);
-    ASSERT_EQ(0, s->mkfs());
-    ASSERT_EQ(0, s->mount());
-    auto ch = s->create_new_collection(CID);
-    Transaction t0;
-    t0.create_collection(CID, 0);
-    ASSERT_EQ(0, apply(s.get(), ch, std::move(t0)));
+    ObjectStore::CollectionHandle ch;
+    ASSERT_NO_FATAL_FAILURE(start_with_collection(s.get(), &ch));
     std::mt19937 rng(99);
     std::vector<std::unique_ptr<C_SaferCond>> done;
     for (int i = 0; i < 4000; ++i) {
