@@ -77,6 +77,12 @@ int MIMConfig::load(CephContext* cct, const std::string& journal_path,
   uint64_t inflight = conf.get_val<uint64_t>("mimstore_journal_max_inflight");
   c.journal_pressure_ratio =
     conf.get_val<double>("mimstore_journal_pressure_ratio");
+  c.backoff_low =
+    conf.get_val<double>("mimstore_backoff_low");
+  c.backoff_high =
+    conf.get_val<double>("mimstore_backoff_high");
+  c.backoff_max_delay =
+    conf.get_val<double>("mimstore_backoff_max_delay");
   c.journal_ignore_corruption =
     conf.get_val<bool>("mimstore_journal_ignore_corruption");
 
@@ -123,6 +129,23 @@ int MIMConfig::load(CephContext* cct, const std::string& journal_path,
     ck.fail("mimstore_journal_pressure_ratio",
             std::to_string(c.journal_pressure_ratio),
             "must be between 0.05 and 0.95");
+  }
+  if (!(c.backoff_low > 0 && c.backoff_low < 1)) {
+    ck.fail("mimstore_backoff_low",
+            std::to_string(c.backoff_low),
+            "must be between 0 and 1");
+  }
+  if (!(c.backoff_high > c.backoff_low &&
+        c.backoff_high <= 1)) {
+    ck.fail("mimstore_backoff_high",
+            std::to_string(c.backoff_high),
+            "must be above mimstore_backoff_low and at most 1");
+  }
+  if (!(c.backoff_max_delay >= 0 &&
+        c.backoff_max_delay <= 10)) {
+    ck.fail("mimstore_backoff_max_delay",
+            std::to_string(c.backoff_max_delay),
+            "must be between 0 (off) and 10 seconds");
   }
   ck.range("mimstore_queue_max_ops", c.queue_max_ops, 1, 1u << 24);
   ck.range("mimstore_wbthrottle_ios", c.wbthrottle_ios, 1, 1u << 24);

@@ -39,6 +39,9 @@ struct MIMConfig {
   uint32_t journal_max_batch_entries = 0;
   uint32_t journal_max_inflight = 0;
   double journal_pressure_ratio = 0;
+  double backoff_low = 0;
+  double backoff_high = 0;
+  double backoff_max_delay = 0;   ///< seconds; 0 = off
   bool journal_ignore_corruption = false;
 
   // apply, sync, backend

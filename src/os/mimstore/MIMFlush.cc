@@ -140,6 +140,16 @@ void MIMStore::_maybe_freeze(mim::FlushTrigger forced)
   if (forced == mim::FlushTrigger::EXPLICIT) {
     ++explicit_handled;
   }
+  if (forced == mim::FlushTrigger::JOURNAL_PRESSURE &&
+      active_gen_bytes < journal->size() / 4) {
+    // The journal is held by older transactions, flushed but waiting for a
+    // sync, not by this generation: a sync frees it. Freezing now would
+    // only cut a small generation, each object rewritten for a handful of
+    // writes, and the journal would stay just as full.
+    sync_requested = true;
+    bg_cond.notify_all();
+    return;
+  }
   if (st.blocks_used == 0) {
     bg_cond.notify_all();
     return;
@@ -155,6 +165,7 @@ void MIMStore::_maybe_freeze(mim::FlushTrigger forced)
   frozen_trigger = trigger;
   flush_pending = true;
   last_freeze = ceph::mono_clock::now();
+  active_gen_bytes = 0;
   bg_cond.notify_all();
 }
 
@@ -187,6 +198,39 @@ void MIMStore::_wait_for_next_sync()
   }
   std::unique_lock l(bg_lock);
   bg_cond.wait(l, [&] { return sync_seq_done >= want || bg_stop; });
+}
+
+void MIMStore::_backoff()
+{
+  // REQUIRES: a submitting thread, no store locks held.
+  // Like the BackoffThrottle of FileStore and BlueStore: once the journal
+  // or the merge cache is more than mimstore_backoff_low full, each new
+  // transaction is delayed, quadratically more up to
+  // mimstore_backoff_max_delay at mimstore_backoff_high. Both free space in
+  // steps (a generation written back, then synced); without a delay
+  // clients run at full speed into a full journal or cache and then stop
+  // dead for the whole step.
+  if (conf.backoff_max_delay <= 0) {
+    return;
+  }
+  double fill = double(journal->used()) / double(journal->size());
+  if (conf.merge) {
+    auto st = htmll->stats();
+    fill = std::max(fill, double(st.bytes + st.frozen_bytes) /
+                            double(conf.cache_max_bytes));
+  }
+  if (fill <= conf.backoff_low) {
+    return;
+  }
+  double x = std::min(1.0, (fill - conf.backoff_low) /
+                             (conf.backoff_high -
+                              conf.backoff_low));
+  auto delay = std::chrono::duration<double>(
+    conf.backoff_max_delay * x * x);
+  logger->inc(l_mimstore_backoffs);
+  logger->tinc(l_mimstore_backoff_lat,
+               std::chrono::duration_cast<ceph::timespan>(delay));
+  std::this_thread::sleep_for(delay);
 }
 
 void MIMStore::_wait_for_cache_room(uint64_t bytes)

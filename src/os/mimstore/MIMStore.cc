@@ -175,6 +175,10 @@ void MIMStore::_create_logger()
                     "Objects written back early for a non-merged op");
   b.add_u64_counter(l_mimstore_cache_full_waits, "cache_full_waits",
                     "Transactions that waited for the flush to free cache room");
+  b.add_u64_counter(l_mimstore_backoffs, "backoffs",
+                    "Transactions delayed because the journal or the cache is filling");
+  b.add_time_avg(l_mimstore_backoff_lat, "backoff_lat",
+                 "Delay of a transaction by the backoff");
   b.add_u64_counter(l_mimstore_wbthrottle_waits, "wbthrottle_waits",
                     "Transactions that waited for a sync of unsynced writeback");
   b.add_u64_counter(l_mimstore_flush_space, "flush_space",
@@ -1153,6 +1157,7 @@ int MIMStore::queue_transactions(CollectionHandle& ch,
   txc->op = op;
   txc->queued_at = ceph::mono_clock::now();
 
+  _backoff();
   std::unique_lock l(submit_lock);
   // Throttle: bound what is queued but not applied, so a slow data disk
   // pushes back on the OSD instead of growing memory without limit.
@@ -1217,6 +1222,7 @@ void MIMStore::_apply_thread()
       _do_transaction(t, txc->sn, trans_num++);
     }
     _release_after_sync(txc->sn);
+    active_gen_bytes += txc->bytes;
     _maybe_freeze(mim::FlushTrigger::NONE);
     l.lock();
     applied_sn = txc->sn;

@@ -104,6 +104,8 @@ enum {
   l_mimstore_direct_nomerge,          ///< writes with mimstore_merge = false
   l_mimstore_take_object,             ///< non-write op flushed an object early
   l_mimstore_cache_full_waits,        ///< transactions that waited for cache room
+  l_mimstore_backoffs,        ///< transactions delayed: journal or cache filling
+  l_mimstore_backoff_lat,     ///< their delay
   l_mimstore_wbthrottle_waits,        ///< transactions that waited for a sync
   l_mimstore_flush_space,
   l_mimstore_flush_time,
@@ -303,6 +305,7 @@ class MIMStore : public ObjectStore {
   void _maybe_freeze(mim::FlushTrigger forced);
   void _wait_for_cache_room(uint64_t bytes);
   void _throttle_writeback();
+  void _backoff();
   void _wait_for_next_sync();
   void _flush_thread();
   void _flush_frozen();
@@ -473,6 +476,9 @@ class MIMStore : public ObjectStore {
   /// throttle).
   std::atomic<uint64_t> dirty_ios{0};
   std::atomic<uint64_t> dirty_bytes{0};
+  /// Journal bytes of the transactions applied since the last freeze (the
+  /// active generation). Apply thread only.
+  uint64_t active_gen_bytes = 0;
 
   friend class mimstore::AdminHook;
 };

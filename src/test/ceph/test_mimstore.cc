@@ -582,6 +582,8 @@ TEST(MIMStoreBadConfig, EachBadOptionIsRefused)
     {"mimstore_journal_max_batch_bytes", "1000"},
     {"mimstore_journal_max_inflight", "0"},
     {"mimstore_cache_max_bytes", "4096"},
+    {"mimstore_backoff_high", "0.5"},
+    {"mimstore_backoff_max_delay", "-1"},
   };
   for (auto& [k, v] : bad) {
     SCOPED_TRACE(k + " = " + v);
