@@ -226,6 +226,8 @@ env = {
   "ninja_processes_at_start": int("${build_busy:-0}" or 0),
   "reef_build_finished": os.path.exists("$MIMSTORE_BUILD_OK"),
   "fio": sh("fio --version"), "pacific_ceph_osd": sh("ceph-osd --version"),
+  "commit": sh("git -C '$QA_DIR/..' rev-parse --short HEAD"),
+  "worktree_changes": sh("git -C '$QA_DIR/..' status --porcelain --untracked-files=no | wc -l"),
   "vm_dirty": {k: sh("sysctl -n vm." + k) for k in ("dirty_ratio", "dirty_background_ratio", "dirty_expire_centisecs", "dirty_writeback_centisecs")},
   "testbed": {"hdd_size": "$TB_HDD_SIZE", "nvme_size": "$TB_NVME_SIZE", "hdd_iops": $hdd_iops, "hdd_mb_s": $hdd_mbps,
               "hdd_scheduler": "$TB_HDD_SCHED", "nvme_scheduler": "$TB_NVME_SCHED", "hdd_backing": "$TB_DIR", "nvme_backing": "$TB_SHM"},

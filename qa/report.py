@@ -333,6 +333,8 @@ def main(argv=None):
     if env:
         md += ["- date: %s" % env.get("date"),
                "- command: `%s`" % env.get("command"),
+               "- commit: %s%s" % (env.get("commit", "not recorded"),
+                                   " (with uncommitted changes)" if env.get("worktree_changes", "0") not in ("", "0") else ""),
                "- machine: %s CPUs, %s GiB RAM, kernel %s; load average at start %s" % (
                    env.get("cpus"), env.get("mem_gib"), env.get("kernel"),
                    " ".join("%.1f" % x for x in env.get("loadavg", []))),

@@ -1,5 +1,11 @@
 #!/usr/bin/env bash
-# qa/setup.sh - install the Debian 12 packages the benchmark harness needs.
+# qa/setup.sh - make a Debian 12 machine ready for mimstore: the packages the
+# benchmark harness needs, the packages to build Ceph, and the patched lean
+# Ceph Reef build with mimstore (cmake/ceph-build.sh: about 70 minutes on 2
+# cores the first time, an incremental build after that).
+#
+#   qa/setup.sh                  packages and the Ceph build
+#   qa/setup.sh --packages-only  packages only
 #
 # Idempotent: packages already installed are left alone; apt-get runs only when
 # something is missing. Needs root.
@@ -13,6 +19,14 @@
 #                       (used with Debian's /usr/bin/python3)
 #   (shellcheck)        optional, only for developers linting qa/*.sh
 set -euo pipefail
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+build=1
+for a in "$@"; do
+  case $a in
+    --packages-only) build=0 ;;
+    *) echo "setup.sh: unknown argument $a (try --packages-only)" >&2; exit 2 ;;
+  esac
+done
 
 if [[ $(id -u) -ne 0 ]]; then
   echo "setup.sh: must run as root (sudo qa/setup.sh)" >&2
@@ -62,4 +76,10 @@ fio --enghelp 2>/dev/null | grep -qw rbd ||
   { echo "setup.sh: this fio has no rbd ioengine" >&2; fail=1; }
 [[ -d /sys/fs/cgroup/blkio ]] ||
   echo "setup.sh: warning: no cgroup-v1 blkio controller at /sys/fs/cgroup/blkio (HDD throttle unavailable)" >&2
-exit $fail
+[[ $fail == 0 ]] || exit 1
+
+"$REPO/cmake/install-deps.sh" core
+"$REPO/cmake/install-deps.sh" ceph
+if [[ $build == 1 ]]; then
+  "$REPO/cmake/ceph-build.sh"
+fi
