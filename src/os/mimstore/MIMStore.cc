@@ -1049,16 +1049,6 @@ int MIMStore::collection_list(CollectionHandle& ch, const ghobject_t& start,
 
 int MIMStore::_validate(std::vector<Transaction>& tls)
 {
-  // Only transactions that remove a collection pay for this.
-  bool rmcoll = false;
-  for (auto& t : tls) {
-    for (auto i = t.begin(); i.have_op();) {
-      rmcoll |= i.decode_op()->op == Transaction::OP_RMCOLL;
-    }
-  }
-  if (!rmcoll) {
-    return 0;
-  }
   _wait_applied_all();
   std::map<coll_t, std::set<ghobject_t>> objs;
   auto get = [&](const coll_t& cid) -> std::set<ghobject_t>& {
@@ -1126,16 +1116,32 @@ int MIMStore::queue_transactions(CollectionHandle& ch,
                                  TrackedOpRef op,
                                  ThreadPool::TPHandle* handle)
 {
+  // One pass over the ops: the bytes written (cache room), and whether a
+  // collection is removed (only those transactions pay for _validate).
+  uint64_t write_bytes = 0;
+  bool rmcoll = false;
+  for (auto& t : tls) {
+    for (auto i = t.begin(); i.have_op();) {
+      Transaction::Op* o = i.decode_op();
+      if (o->op == Transaction::OP_WRITE) {
+        write_bytes += o->len;
+      }
+      rmcoll |= o->op == Transaction::OP_RMCOLL;
+    }
+  }
   // A transaction that must fail is refused before it reaches the journal:
   // journaled, it would fail at apply and again at every replay.
-  int r = _validate(tls);
-  if (r < 0) {
-    if (cct->_conf.get_val<bool>("objectstore_debug_throw_on_failed_txc")) {
-      throw r;
+  if (rmcoll) {
+    int r = _validate(tls);
+    if (r < 0) {
+      if (cct->_conf.get_val<bool>("objectstore_debug_throw_on_failed_txc")) {
+        throw r;
+      }
+      ceph_abort_msg("mimstore: transaction removes a non-empty collection");
     }
-    ceph_abort_msg("mimstore: transaction removes a non-empty collection");
   }
   auto txc = new TransContext;
+  txc->write_bytes = write_bytes;
   txc->ch = static_cast<Collection*>(ch.get());
   Transaction::collect_contexts(tls, &txc->on_applied, &txc->on_commit,
                                 &txc->on_applied_sync);
@@ -1143,14 +1149,6 @@ int MIMStore::queue_transactions(CollectionHandle& ch,
   encode(uint32_t(tls.size()), bl);
   for (auto& t : tls) {
     encode(t, bl);
-  }
-  for (auto& t : tls) {
-    for (auto i = t.begin(); i.have_op();) {
-      Transaction::Op* o = i.decode_op();
-      if (o->op == Transaction::OP_WRITE) {
-        txc->write_bytes += o->len;
-      }
-    }
   }
   txc->tls = std::move(tls);
   txc->bytes = bl.length();

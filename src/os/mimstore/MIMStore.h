@@ -292,7 +292,8 @@ class MIMStore : public ObjectStore {
   int _check_fsid();
 
   // ---- queue and apply (MIMStore.cc) ----
-  /// Refuse (before journaling) a transaction that cannot apply.
+  /// Refuse (before journaling) a transaction that removes a collection
+  /// that would not be empty by then. Called only for those.
   int _validate(std::vector<Transaction>& tls);
   void _journaled(TransContext* txc);
   void _apply_thread();

@@ -8,10 +8,13 @@
 
 #include <sstream>
 
+#include <gtest/gtest.h>
+
 #include "common/Cond.h"
 #include "common/ceph_context.h"
 #include "common/perf_counters.h"
 #include "global/global_context.h"
+#include "log/Log.h"
 #include "include/stringify.h"
 
 namespace mimtest {
@@ -83,6 +86,26 @@ int apply(ObjectStore* s, ObjectStore::CollectionHandle& ch,
     return r;
   }
   return c.wait();
+}
+
+void start_with_collection(ObjectStore* s, const coll_t& cid,
+                           ObjectStore::CollectionHandle* ch)
+{
+  ASSERT_EQ(0, s->mkfs());
+  ASSERT_EQ(0, s->mount());
+  *ch = s->create_new_collection(cid);
+  ObjectStore::Transaction t;
+  t.create_collection(cid, 0);
+  ASSERT_EQ(0, apply(s, *ch, std::move(t)));
+}
+
+pid_t fork_child()
+{
+  g_ceph_context->_log->flush();
+  g_ceph_context->notify_pre_fork();
+  pid_t pid = fork();
+  g_ceph_context->notify_post_fork();
+  return pid;
 }
 
 StoreState dump_state(ObjectStore* s)
@@ -205,7 +228,7 @@ RandomTxns::RandomTxns(uint64_t seed, int ncolls, int objs_per_coll)
         name = std::string(300, 'L') + std::to_string(c);
       }
       hobject_t h(object_t(name), "", CEPH_NOSNAP,
-                  uint32_t(rng()) & ~0xfu | c, 1, i == 3 ? "ns" : "");
+                  (uint32_t(rng()) & ~0xfu) | c, 1, i == 3 ? "ns" : "");
       objs.back().push_back(ghobject_t(h));
     }
   }

@@ -48,6 +48,15 @@ std::unique_ptr<ObjectStore> make_store(const StoreDir& d,
 int apply(ObjectStore* s, ObjectStore::CollectionHandle& ch,
           ObjectStore::Transaction&& t);
 
+/// mkfs, mount and create collection `cid`: how most tests start. Uses
+/// gtest assertions: call it in ASSERT_NO_FATAL_FAILURE().
+void start_with_collection(ObjectStore* s, const coll_t& cid,
+                           ObjectStore::CollectionHandle* ch);
+
+/// fork() with Ceph's service and log threads stopped around it, so the
+/// child starts its own (a forked child has only the forking thread).
+pid_t fork_child();
+
 /// Everything a client can observe: per collection, per object, the data,
 /// xattrs, omap header and omap keys/values.
 struct ObjectState {

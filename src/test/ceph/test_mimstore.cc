@@ -56,17 +56,6 @@ ghobject_t obj(const std::string& name, uint32_t hash = 7)
 
 const coll_t CID(spg_t(pg_t(0, 1)));
 
-/// fork() with Ceph's service and log threads stopped around it, so the
-/// child starts its own (a forked child has only the forking thread).
-pid_t fork_child()
-{
-  g_ceph_context->_log->flush();
-  g_ceph_context->notify_pre_fork();
-  pid_t pid = fork();
-  g_ceph_context->notify_post_fork();
-  return pid;
-}
-
 bufferlist pattern(size_t len, char seed)
 {
   std::string s(len, '\0');
@@ -103,17 +92,6 @@ std::string read_all(ObjectStore* s, ObjectStore::CollectionHandle& ch,
   return bl.to_str();
 }
 
-/// mkfs, mount and create CID: how most tests start.
-void start_with_collection(ObjectStore* s, ObjectStore::CollectionHandle* ch)
-{
-  ASSERT_EQ(0, s->mkfs());
-  ASSERT_EQ(0, s->mount());
-  *ch = s->create_new_collection(CID);
-  Transaction t;
-  t.create_collection(CID, 0);
-  ASSERT_EQ(0, apply(s, *ch, std::move(t)));
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -127,7 +105,7 @@ TEST_P(MIMStoreMerge, MkfsMountWriteReadRemount)
   auto s = make_store(d);
   ASSERT_TRUE(s);
   ObjectStore::CollectionHandle ch;
-  ASSERT_NO_FATAL_FAILURE(start_with_collection(s.get(), &ch));
+  ASSERT_NO_FATAL_FAILURE(start_with_collection(s.get(), CID, &ch));
   std::string want;
   for (int i = 0; i < 64; ++i) {
     Transaction t;
@@ -308,7 +286,7 @@ TEST(MIMStoreFsck, FindsStrayFilesAndOrphanOmap)
   auto s = make_store(d);
   ASSERT_TRUE(s);
   ObjectStore::CollectionHandle ch;
-  ASSERT_NO_FATAL_FAILURE(start_with_collection(s.get(), &ch));
+  ASSERT_NO_FATAL_FAILURE(start_with_collection(s.get(), CID, &ch));
   {
     Transaction t;
     t.write(CID, obj("plain"), 0, 8192, pattern(8192, 1));
@@ -354,7 +332,7 @@ TEST(MIMStoreJournal, WrapsAndRemounts)
   StoreDir d;
   auto s = make_store(d);
   ObjectStore::CollectionHandle ch;
-  ASSERT_NO_FATAL_FAILURE(start_with_collection(s.get(), &ch));
+  ASSERT_NO_FATAL_FAILURE(start_with_collection(s.get(), CID, &ch));
   const int n = 3 * 16 * 1024 / 64;  // 3 journals of 64 KiB writes
   for (int i = 0; i < n; ++i) {
     Transaction t;
@@ -385,7 +363,7 @@ TEST(MIMStoreJournal, ThrottlesWhenFull)
     StoreDir d;
     auto s = make_store(d);
     ObjectStore::CollectionHandle ch;
-    ASSERT_NO_FATAL_FAILURE(start_with_collection(s.get(), &ch));
+    ASSERT_NO_FATAL_FAILURE(start_with_collection(s.get(), CID, &ch));
     // queue without waiting, so the journal really fills up
     std::vector<std::unique_ptr<C_SaferCond>> done;
     for (int i = 0; i < 1000; ++i) {
@@ -537,7 +515,7 @@ TEST(MIMStoreMergeEffect, FewerWriteIOsWithMerge)
     StoreDir d;
     auto s = make_store(d);
     ObjectStore::CollectionHandle ch;
-    ASSERT_NO_FATAL_FAILURE(start_with_collection(s.get(), &ch));
+    ASSERT_NO_FATAL_FAILURE(start_with_collection(s.get(), CID, &ch));
     std::mt19937 rng(99);
     std::vector<std::unique_ptr<C_SaferCond>> done;
     for (int i = 0; i < 4000; ++i) {

@@ -56,15 +56,6 @@ Conf crash_conf(bool merge)
                {"mimstore_max_flush_interval", "0.02"}});
 }
 
-pid_t fork_child()
-{
-  g_ceph_context->_log->flush();
-  g_ceph_context->notify_pre_fork();
-  pid_t pid = fork();
-  g_ceph_context->notify_post_fork();
-  return pid;
-}
-
 /// Child: mount with the fault spec, run the workload, report commits on
 /// `fd` (int32 index each; -1000-io_count at a clean end). Never returns.
 [[noreturn]] void child_run(const StoreDir& d, const std::string& spec,

@@ -56,15 +56,6 @@ bufferlist block(int i)
   return bl;
 }
 
-pid_t fork_child()
-{
-  g_ceph_context->_log->flush();
-  g_ceph_context->notify_pre_fork();
-  pid_t pid = fork();
-  g_ceph_context->notify_post_fork();
-  return pid;
-}
-
 /// Child: mount (with `spec` as the fault spec), write object i's block i
 /// for i = 0.. until `n` or until the store stops, reporting each commit.
 /// Returns how many commits the parent saw and the child's wait status.
@@ -129,14 +120,28 @@ void check_acked(const StoreDir& d, int acked)
 void mkfs_with_collection(const StoreDir& d)
 {
   auto s = make_store(d);
-  ASSERT_EQ(0, s->mkfs());
-  ASSERT_EQ(0, s->mount());
-  auto ch = s->create_new_collection(CID);
-  Transaction t;
-  t.create_collection(CID, 0);
-  ASSERT_EQ(0, apply(s.get(), ch, std::move(t)));
+  ObjectStore::CollectionHandle ch;
+  ASSERT_NO_FATAL_FAILURE(start_with_collection(s.get(), CID, &ch));
   ch.reset();
   ASSERT_EQ(0, s->umount());
+}
+
+/// On a fresh store, run the writer for `n` writes under the fault `spec`:
+/// the store must stop (killed by its abort), and every write it
+/// acknowledged must be there after a remount without the fault.
+void expect_stop_keeps_acked(const std::string& spec, int n,
+                             const std::string& what,
+                             int* acked_out = nullptr)
+{
+  StoreDir d;
+  ASSERT_NO_FATAL_FAILURE(mkfs_with_collection(d));
+  auto [acked, status] = run_writer(d, spec, n);
+  EXPECT_TRUE(WIFSIGNALED(status)) << "the store must stop, status " << status;
+  std::cout << what << ": " << acked << " writes acknowledged" << std::endl;
+  check_acked(d, acked);
+  if (acked_out) {
+    *acked_out = acked;
+  }
 }
 
 }  // namespace
@@ -148,14 +153,10 @@ class MIMStoreFault : public ::testing::TestWithParam<bool> {};
 TEST_P(MIMStoreFault, JournalWriteEIO)
 {
   Conf c = fault_conf(GetParam());
-  StoreDir d;
-  mkfs_with_collection(d);
-  auto [acked, status] = run_writer(d, "fail=aio|write:journal:eio@40", 200);
-  EXPECT_TRUE(WIFSIGNALED(status)) << "the store must stop, status " << status;
+  int acked = 0;
+  expect_stop_keeps_acked("fail=aio|write:journal:eio@40", 200,
+                          "journal EIO", &acked);
   EXPECT_LT(acked, 200);
-  std::cout << "journal EIO: " << acked << " writes acknowledged before the "
-            << "failure" << std::endl;
-  check_acked(d, acked);
 }
 
 // EIO from the data filesystem's sync: the checkpoint must not move; the
@@ -163,26 +164,15 @@ TEST_P(MIMStoreFault, JournalWriteEIO)
 TEST_P(MIMStoreFault, DataSyncEIO)
 {
   Conf c = fault_conf(GetParam());
-  StoreDir d;
-  mkfs_with_collection(d);
-  auto [acked, status] = run_writer(d, "fail=sync:/data/:eio@2", 400);
-  EXPECT_TRUE(WIFSIGNALED(status)) << "the store must stop, status " << status;
-  std::cout << "data sync EIO: " << acked << " writes acknowledged"
-            << std::endl;
-  check_acked(d, acked);
+  expect_stop_keeps_acked("fail=sync:/data/:eio@2", 400, "data sync EIO");
 }
 
 // EIO on an object file write (direct or during a flush).
 TEST_P(MIMStoreFault, DataWriteEIO)
 {
   Conf c = fault_conf(GetParam());
-  StoreDir d;
-  mkfs_with_collection(d);
-  auto [acked, status] = run_writer(d, "fail=write:/objects/:eio@3", 400);
-  EXPECT_TRUE(WIFSIGNALED(status)) << "the store must stop, status " << status;
-  std::cout << "data write EIO: " << acked << " writes acknowledged"
-            << std::endl;
-  check_acked(d, acked);
+  expect_stop_keeps_acked("fail=write:/objects/:eio@3", 400,
+                          "data write EIO");
 }
 
 // ENOSPC on the data filesystem: stop with a message, replay once there is
@@ -190,14 +180,8 @@ TEST_P(MIMStoreFault, DataWriteEIO)
 TEST_P(MIMStoreFault, DataWriteENOSPC)
 {
   Conf c = fault_conf(GetParam());
-  StoreDir d;
-  mkfs_with_collection(d);
-  auto [acked, status] = run_writer(d, "fail=write:/objects/:enospc@3+",
-                                    400);
-  EXPECT_TRUE(WIFSIGNALED(status)) << "the store must stop, status " << status;
-  std::cout << "data write ENOSPC: " << acked << " writes acknowledged"
-            << std::endl;
-  check_acked(d, acked);
+  expect_stop_keeps_acked("fail=write:/objects/:enospc@3+", 400,
+                          "data write ENOSPC");
 }
 
 INSTANTIATE_TEST_SUITE_P(Merge, MIMStoreFault, ::testing::Bool(),
