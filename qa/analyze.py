@@ -168,7 +168,8 @@ def stat_delta(recs, dev, start, end):
 
 HIGHLIGHT = ("commitcycle", "journal_full", "journal_wr", "journal_wr_bytes", "op_w",
              "op_w_latency", "flush", "merge", "checkpoint", "committing", "writeback",
-             "deferred_write_ops", "kv_sync_lat", "throttle")
+             "deferred_write_ops", "kv_sync_lat", "throttle", "backoff", "cache_full",
+             "wbthrottle")
 
 
 def _flatten(d, prefix=""):
