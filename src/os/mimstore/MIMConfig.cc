@@ -88,6 +88,8 @@ int MIMConfig::load(CephContext* cct, const std::string& journal_path,
 
   c.wbthrottle_ios = conf.get_val<uint64_t>("mimstore_wbthrottle_ios");
   c.wbthrottle_bytes = conf.get_val<Option::size_t>("mimstore_wbthrottle_bytes");
+  c.flush_writeback_window =
+    conf.get_val<Option::size_t>("mimstore_flush_writeback_window");
   c.queue_max_ops = conf.get_val<uint64_t>("mimstore_queue_max_ops");
   c.queue_max_bytes = conf.get_val<Option::size_t>("mimstore_queue_max_bytes");
   c.sync_interval = conf.get_val<double>("mimstore_sync_interval");
@@ -151,6 +153,10 @@ int MIMConfig::load(CephContext* cct, const std::string& journal_path,
   ck.range("mimstore_wbthrottle_ios", c.wbthrottle_ios, 1, 1u << 24);
   ck.range("mimstore_wbthrottle_bytes", c.wbthrottle_bytes, 1 << 20,
            64ull << 30);
+  if (c.flush_writeback_window) {
+    ck.range("mimstore_flush_writeback_window", c.flush_writeback_window,
+             1 << 20, 64ull << 30);
+  }
   if (c.queue_max_bytes < c.journal_max_batch_bytes) {
     ck.fail("mimstore_queue_max_bytes", std::to_string(c.queue_max_bytes),
             "must be at least mimstore_journal_max_batch_bytes");

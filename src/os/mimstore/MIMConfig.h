@@ -47,6 +47,7 @@ struct MIMConfig {
   // apply, sync, backend
   uint64_t wbthrottle_ios = 0;
   uint64_t wbthrottle_bytes = 0;
+  uint64_t flush_writeback_window = 0;  ///< bytes; 0 = off
   uint64_t queue_max_ops = 0;
   uint64_t queue_max_bytes = 0;
   double sync_interval = 0;

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <random>
 
+#include "common/Thread.h"
 #include "common/ceph_context.h"
 #include "common/debug.h"
 #include "common/errno.h"
@@ -434,9 +435,10 @@ int MIMJournal::start(sn_t next_sn)
     std::lock_guard l(lock);
     writer_running = true;
   }
-  writer = std::thread([this] { writer_loop(); });
+  // named for top -H and gdb; 15 characters at most
+  writer = make_named_thread("mim_jwrite", [this] { writer_loop(); });
   if (conf.journal_aio) {
-    reaper = std::thread([this] { reaper_loop(); });
+    reaper = make_named_thread("mim_jreap", [this] { reaper_loop(); });
   }
   return 0;
 }

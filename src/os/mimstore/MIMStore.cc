@@ -17,6 +17,7 @@
 
 #include <sstream>
 
+#include "common/Thread.h"
 #include "common/admin_socket.h"
 #include "common/debug.h"
 #include "common/errno.h"
@@ -181,6 +182,9 @@ void MIMStore::_create_logger()
                  "Delay of a transaction by the backoff");
   b.add_u64_counter(l_mimstore_wbthrottle_waits, "wbthrottle_waits",
                     "Transactions that waited for a sync of unsynced writeback");
+  b.add_u64_counter(l_mimstore_flush_window_waits, "flush_window_waits",
+                    "Flush waits for writeback of its oldest run in flight "
+                    "(mimstore_flush_writeback_window)");
   b.add_u64_counter(l_mimstore_flush_space, "flush_space",
                     "Full flushes triggered by the space threshold");
   b.add_u64_counter(l_mimstore_flush_time, "flush_time",
@@ -1300,9 +1304,10 @@ void MIMStore::_start_threads()
     bg_stop = false;
     last_freeze = ceph::mono_clock::now();
   }
-  apply_thread = std::thread([this] { _apply_thread(); });
-  flush_thread = std::thread([this] { _flush_thread(); });
-  sync_thread = std::thread([this] { _sync_thread(); });
+  // named for top -H and gdb; 15 characters at most
+  apply_thread = make_named_thread("mim_apply", [this] { _apply_thread(); });
+  flush_thread = make_named_thread("mim_flush", [this] { _flush_thread(); });
+  sync_thread = make_named_thread("mim_sync", [this] { _sync_thread(); });
 }
 
 void MIMStore::_stop_threads()

@@ -107,6 +107,7 @@ enum {
   l_mimstore_backoffs,        ///< transactions delayed: journal or cache filling
   l_mimstore_backoff_lat,     ///< their delay
   l_mimstore_wbthrottle_waits,        ///< transactions that waited for a sync
+  l_mimstore_flush_window_waits,      ///< flush waits for its oldest in-flight run
   l_mimstore_flush_space,
   l_mimstore_flush_time,
   l_mimstore_flush_memory,
@@ -312,6 +313,9 @@ class MIMStore : public ObjectStore {
   void _flush_frozen();
   int _write_back_object(const std::string& cname, const std::string& fname,
                          mim::ObjectState& st, bool frozen);
+  void _start_writeback(const ObjectFDRef& f, uint64_t off, uint64_t len);
+  void _wait_writeback_window();
+  void _end_writeback_window();
   void _sync_thread();
   int _do_sync();
   void _request_sync();
@@ -477,6 +481,16 @@ class MIMStore : public ObjectStore {
   /// throttle).
   std::atomic<uint64_t> dirty_ios{0};
   std::atomic<uint64_t> dirty_bytes{0};
+  /// Runs a flush handed to the disk (sync_file_range) whose writeback it
+  /// has not yet waited for, oldest first, at most
+  /// mimstore_flush_writeback_window bytes. Flush thread only.
+  struct InFlightRun {
+    ObjectFDRef f;
+    uint64_t off, len;
+  };
+  std::deque<InFlightRun> wb_window;
+  uint64_t wb_window_bytes = 0;   ///< flush thread only
+  bool wb_window_off = false;     ///< flush thread only: not supported here
   /// Journal bytes of the transactions applied since the last freeze (the
   /// active generation). Apply thread only.
   uint64_t active_gen_bytes = 0;

@@ -447,6 +447,12 @@ int ObjectFiles::write_iov(const ObjectFDRef& f, uint64_t off,
   return 0;
 }
 
+int ObjectFiles::writeback(const ObjectFDRef& f, uint64_t off, uint64_t len,
+                           bool wait)
+{
+  return io->writeback(f->fd, off, len, wait);
+}
+
 int ObjectFiles::read_into(const ObjectFDRef& f, uint64_t off, uint64_t len,
                            char* buf)
 {

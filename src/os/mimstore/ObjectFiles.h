@@ -115,6 +115,9 @@ class ObjectFiles {
   int read(const ObjectFDRef& f, uint64_t off, uint64_t len,
            ceph::bufferlist* bl);
   int read_into(const ObjectFDRef& f, uint64_t off, uint64_t len, char* buf);
+  /// Start (or with `wait`, start and wait for) writeback of a range; see
+  /// IoEnv::writeback. Makes nothing durable.
+  int writeback(const ObjectFDRef& f, uint64_t off, uint64_t len, bool wait);
   int truncate(const ObjectFDRef& f, uint64_t size);
   int zero(const ObjectFDRef& f, uint64_t off, uint64_t len);
   int size(const ObjectFDRef& f, uint64_t* size);

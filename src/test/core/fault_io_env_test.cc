@@ -281,6 +281,27 @@ TEST_F(IoFaultEnvTest, CrashDropReturnsToLastSync)
   EXPECT_EQ(0, env->close(f));
 }
 
+TEST_F(IoFaultEnvTest, WritebackMakesNothingDurable)
+{
+  // sync_file_range writes pages out but neither metadata nor the device
+  // cache: the model must keep such writes undoable until a sync.
+  int f = open_rw("f");
+  std::string a(8192, 'a');
+  ASSERT_EQ(8192, write_str(f, a, 0));
+  ASSERT_EQ(0, env->fsync(f));
+  ASSERT_EQ(4096, write_str(f, std::string(4096, 'b'), 4096));
+  uint64_t ios = env->io_count();
+  EXPECT_EQ(0, env->writeback(f, 0, 8192, false));
+  EXPECT_EQ(0, env->writeback(f, 0, 8192, true));
+  EXPECT_EQ(ios, env->io_count());    // not counted toward crash_at
+  EXPECT_EQ(1u, env->unsynced_writes());
+  env->set_crash_mode(crash_mode_t::DROP);
+  env->crash();
+  EXPECT_EQ(a, contents("f"));
+  EXPECT_EQ(-EIO, env->writeback(f, 0, 8192, true));
+  env->close(f);
+}
+
 TEST_F(IoFaultEnvTest, CrashKeepKeepsEverything)
 {
   int f = open_rw("f");

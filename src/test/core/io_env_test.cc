@@ -108,7 +108,13 @@ TEST_F(IoEnvTest, PreadPwritevRoundTrip)
   EXPECT_EQ(0, env->fsync(fd));
   EXPECT_EQ(0, env->fdatasync(fd));
   EXPECT_EQ(0, env->syncfs(fd));
+  EXPECT_EQ(121, env->pwrite(fd, std::string(121, 'w').data(), 121, 0));
+  EXPECT_EQ(0, env->writeback(fd, 0, 121, false));
+  EXPECT_EQ(0, env->writeback(fd, 0, 121, true));
+  // sync_file_range's own argument checks come back as -errno.
+  EXPECT_EQ(-EINVAL, env->writeback(fd, uint64_t(-4096), 4096, true));
   EXPECT_EQ(0, env->close(fd));
+  EXPECT_EQ(-EBADF, env->writeback(fd, 0, 1, false));
 }
 
 TEST_F(IoEnvTest, PwritevMoreThanIovMax)

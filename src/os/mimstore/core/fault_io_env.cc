@@ -668,6 +668,18 @@ int FaultIoEnv::syncfs(int fd)
   return r;
 }
 
+int FaultIoEnv::writeback(int fd, uint64_t off, uint64_t len, bool wait)
+{
+  {
+    std::lock_guard l(lock_);
+    if (crashed_) {
+      return -EIO;
+    }
+  }
+  // Outside the lock: with `wait` this blocks on the device.
+  return base_->writeback(fd, off, len, wait);
+}
+
 int FaultIoEnv::ftruncate(int fd, uint64_t size)
 {
   std::lock_guard l(lock_);

@@ -160,6 +160,9 @@ class FaultIoEnv : public IoEnv {
   int fsync(int fd) override;
   int fdatasync(int fd) override;
   int syncfs(int fd) override;
+  /// Passed through, never injected, never counted, and it makes nothing
+  /// durable (the model keeps the range's writes undoable until a sync).
+  int writeback(int fd, uint64_t off, uint64_t len, bool wait) override;
   int ftruncate(int fd, uint64_t size) override;
   int fallocate(int fd, int mode, uint64_t off, uint64_t len) override;
   int fstat(int fd, struct stat* st) override;

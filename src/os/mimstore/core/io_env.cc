@@ -67,6 +67,7 @@ class PosixIoEnv : public IoEnv {
   int fsync(int fd) override;
   int fdatasync(int fd) override;
   int syncfs(int fd) override;
+  int writeback(int fd, uint64_t off, uint64_t len, bool wait) override;
   int ftruncate(int fd, uint64_t size) override;
   int fallocate(int fd, int mode, uint64_t off, uint64_t len) override;
   int fstat(int fd, struct stat* st) override;
@@ -280,6 +281,19 @@ int PosixIoEnv::fdatasync(int fd)
 int PosixIoEnv::syncfs(int fd)
 {
   return ::syncfs(fd) < 0 ? -errno : 0;
+}
+
+int PosixIoEnv::writeback(int fd, uint64_t off, uint64_t len, bool wait)
+{
+  unsigned flags = SYNC_FILE_RANGE_WRITE;
+  if (wait) {
+    flags |= SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WAIT_AFTER;
+  }
+  int r;
+  do {
+    r = ::sync_file_range(fd, off, len, flags);
+  } while (r < 0 && errno == EINTR);
+  return r < 0 ? -errno : 0;
 }
 
 int PosixIoEnv::ftruncate(int fd, uint64_t size)

@@ -55,6 +55,12 @@ class IoEnv {
   virtual int fdatasync(int fd) = 0;
   /// syncfs(2) of the filesystem holding fd.
   virtual int syncfs(int fd) = 0;
+  /// sync_file_range(2): start writing [off, off+len) of fd's dirty pages
+  /// to the device; with `wait`, also wait for the range's writeback to
+  /// finish. Makes nothing durable (no metadata, no device cache flush):
+  /// it paces the writeback that a later fsync/syncfs would otherwise
+  /// push out all at once. -EINVAL/-ENOSYS/-ESPIPE: not supported here.
+  virtual int writeback(int fd, uint64_t off, uint64_t len, bool wait) = 0;
   virtual int ftruncate(int fd, uint64_t size) = 0;
   virtual int fallocate(int fd, int mode, uint64_t off, uint64_t len) = 0;
   virtual int fstat(int fd, struct stat* st) = 0;
