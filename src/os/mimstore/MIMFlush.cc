@@ -319,14 +319,12 @@ int MIMStore::_write_back_object(const string& cname, const string& fname,
     ++data_write_ios;
     ++dirty_ios;
     dirty_bytes += run.length;
-    if (frozen) {
-      _start_writeback(f, run.offset, run.length);
-    }
     logger->inc(l_mimstore_writeback_ios);
     logger->inc(l_mimstore_writeback_bytes, run.length);
     if (frozen) {
       logger->inc(l_mimstore_flush_ios);
       logger->inc(l_mimstore_flush_bytes, run.length);
+      _start_writeback(f, run.offset, run.length);
     }
   }
   return 0;
