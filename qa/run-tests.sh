@@ -39,16 +39,44 @@ record() {  # record NAME STATUS
   RESULTS+=("$1: $2")
   [ "$2" = PASSED ] || FAILED=1
 }
+# Each step's output also goes to a log, so that a failed step's reasons can
+# be printed again after the summary: CI may keep only the end of the output.
+STEP_LOGS=$(mktemp -d /var/tmp/mimstore-steplogs.XXXXXX)
+FAILED_LOGS=()
 run_step() {  # run_step NAME cmd...
   local name=$1; shift
   note "$name"
-  local start=$SECONDS
-  if "$@"; then
+  local start=$SECONDS rc log fd teepid
+  log="$STEP_LOGS/$(printf '%02d' ${#RESULTS[@]}).log"
+  # Not a pipe: the step runs in this shell, so what it sets (CORE_BUILT)
+  # is seen by the next one.
+  exec {fd}> >(tee "$log")
+  teepid=$!
+  "$@" >&"$fd" 2>&1
+  rc=$?
+  exec {fd}>&-
+  wait "$teepid"  # tee has written everything
+  if [ "$rc" = 0 ]; then
     record "$name" PASSED
   else
     record "$name" FAILED
+    FAILED_LOGS+=("$name|$log")
   fi
   echo "---- $name: $((SECONDS - start)) s"
+}
+# After the summary: for each failed step, its failure lines (gtest's, our
+# scripts' "FAIL"/"lost"/"error") and its last lines.
+why_failed() {
+  local entry name log
+  for entry in "${FAILED_LOGS[@]}"; do
+    name=${entry%%|*}
+    log=${entry#*|}
+    note "why \"$name\" failed (full log: $log)"
+    grep -nE '\[  FAILED  \]|Failure$|^.*\.(cc|h):[0-9]+: (Failure|error)|Expected|Which is|Value of|actual|FAIL|[Ee]rror|lost: [1-9]' \
+      "$log" | grep -v 'ERROR_LOG' | head -60
+    echo "-- last 25 lines:"
+    tail -n 25 "$log"
+  done
 }
 
 # ---------------------------------------------------------------------------
@@ -138,6 +166,8 @@ if [ -z "$ceph_tier_reason" ]; then
 fi
 
 # ---------------------------------------------------------------------------
+why_failed
+[ "${#FAILED_LOGS[@]}" = 0 ] && rm -rf "$STEP_LOGS"
 note "summary"
 for r in "${RESULTS[@]}"; do
   echo "  $r"
