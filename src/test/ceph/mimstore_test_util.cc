@@ -88,6 +88,28 @@ int apply(ObjectStore* s, ObjectStore::CollectionHandle& ch,
   return c.wait();
 }
 
+int InFlight::queue(ObjectStore* s, ObjectStore::CollectionHandle& ch,
+                    ObjectStore::Transaction&& t)
+{
+  auto c = std::make_unique<C_SaferCond>();
+  t.register_on_commit(c.get());
+  done.push_back(std::move(c));
+  return s->queue_transaction(ch, std::move(t));
+}
+
+int InFlight::wait_all()
+{
+  int first = 0;
+  for (auto& c : done) {
+    int r = c->wait();
+    if (r && !first) {
+      first = r;
+    }
+  }
+  done.clear();
+  return first;
+}
+
 void start_with_collection(ObjectStore* s, const coll_t& cid,
                            ObjectStore::CollectionHandle* ch)
 {

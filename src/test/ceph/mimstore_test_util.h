@@ -6,6 +6,7 @@
  * StoreDir   a scratch directory with a data dir and a journal file
  * Conf       scoped config overrides (restored on destruction)
  * dump_state the full observable state of a store, for comparisons
+ * InFlight   transactions queued without waiting, then waited for at once
  * RandomTxns random transactions over a small set of objects
  */
 #pragma once
@@ -17,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "common/Cond.h"
 #include "os/ObjectStore.h"
 
 namespace mimtest {
@@ -47,6 +49,21 @@ std::unique_ptr<ObjectStore> make_store(const StoreDir& d,
 /// Queue one transaction and wait until it commits.
 int apply(ObjectStore* s, ObjectStore::CollectionHandle& ch,
           ObjectStore::Transaction&& t);
+
+/// Transactions queued without waiting for each, so that they overlap
+/// (batches form, the journal or the cache can fill); wait_all() then waits
+/// for every commit.
+class InFlight {
+ public:
+  /// queue_transaction's result.
+  int queue(ObjectStore* s, ObjectStore::CollectionHandle& ch,
+            ObjectStore::Transaction&& t);
+  /// Waits for all queued so far: 0, or the first commit error.
+  int wait_all();
+
+ private:
+  std::vector<std::unique_ptr<C_SaferCond>> done;
+};
 
 /// mkfs, mount and create collection `cid`: how most tests start. Uses
 /// gtest assertions: call it in ASSERT_NO_FATAL_FAILURE().

@@ -368,18 +368,14 @@ TEST(MIMStoreJournal, ThrottlesWhenFull)
     ObjectStore::CollectionHandle ch;
     ASSERT_NO_FATAL_FAILURE(start_with_collection(s.get(), CID, &ch));
     // queue without waiting, so the journal really fills up
-    std::vector<std::unique_ptr<C_SaferCond>> done;
+    InFlight q;
     for (int i = 0; i < 1000; ++i) {
       Transaction t;
       t.write(CID, obj("t" + std::to_string(i % 16)), (i / 16 % 64) * 65536,
               65536, pattern(65536, char(i)));
-      done.push_back(std::make_unique<C_SaferCond>());
-      t.register_on_commit(done.back().get());
-      ASSERT_EQ(0, s->queue_transaction(ch, std::move(t)));
+      ASSERT_EQ(0, q.queue(s.get(), ch, std::move(t)));
     }
-    for (auto& c : done) {
-      ASSERT_EQ(0, c->wait());
-    }
+    ASSERT_EQ(0, q.wait_all());
     EXPECT_GT(perf_counter(s.get(), l_mimstore_journal_full_waits), 0);
     auto before = dump_state(s.get());
     ch.reset();
@@ -520,20 +516,16 @@ TEST(MIMStoreMergeEffect, FewerWriteIOsWithMerge)
     ObjectStore::CollectionHandle ch;
     ASSERT_NO_FATAL_FAILURE(start_with_collection(s.get(), CID, &ch));
     std::mt19937 rng(99);
-    std::vector<std::unique_ptr<C_SaferCond>> done;
+    InFlight q;
     for (int i = 0; i < 4000; ++i) {
       Transaction t;
       // 8 objects of 4 MiB, 4 KiB random offsets: many land next to or on
       // top of each other within a flush interval
       t.write(CID, obj("rbd_data." + std::to_string(rng() % 8)),
               (rng() % 256) * 4096, 4096, pattern(4096, char(i)));
-      done.push_back(std::make_unique<C_SaferCond>());
-      t.register_on_commit(done.back().get());
-      ASSERT_EQ(0, s->queue_transaction(ch, std::move(t)));
+      ASSERT_EQ(0, q.queue(s.get(), ch, std::move(t)));
     }
-    for (auto& c : done) {
-      ASSERT_EQ(0, c->wait());
-    }
+    ASSERT_EQ(0, q.wait_all());
     ch.reset();
     ASSERT_EQ(0, s->umount());  // flushes everything
     ios[merge] = perf_counter(s.get(), l_mimstore_writeback_ios);
@@ -558,7 +550,7 @@ TEST(MIMStoreMergeEffect, PacedWritebackKeepsData)
   ASSERT_NO_FATAL_FAILURE(start_with_collection(s.get(), CID, &ch));
   std::map<ghobject_t, std::string> want;
   std::mt19937 rng(7);
-  std::vector<std::unique_ptr<C_SaferCond>> done;
+  InFlight q;
   for (int i = 0; i < 3000; ++i) {
     ghobject_t o = obj("rbd_data." + std::to_string(rng() % 8));
     uint64_t off = (rng() % 1024) * 4096;
@@ -570,13 +562,9 @@ TEST(MIMStoreMergeEffect, PacedWritebackKeepsData)
     w.replace(off, 4096, bl.to_str());
     Transaction t;
     t.write(CID, o, off, 4096, bl);
-    done.push_back(std::make_unique<C_SaferCond>());
-    t.register_on_commit(done.back().get());
-    ASSERT_EQ(0, s->queue_transaction(ch, std::move(t)));
+    ASSERT_EQ(0, q.queue(s.get(), ch, std::move(t)));
   }
-  for (auto& cd : done) {
-    ASSERT_EQ(0, cd->wait());
-  }
+  ASSERT_EQ(0, q.wait_all());
   ch.reset();
   ASSERT_EQ(0, s->umount());  // flushes everything through the window
   EXPECT_GT(perf_counter(s.get(), l_mimstore_flush_window_waits), 0);

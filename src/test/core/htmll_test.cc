@@ -722,7 +722,7 @@ TEST(Htmll, InsertTakesObjectOnDirect)
 TEST(Htmll, MemoryGrowsWithBytesNotSlotsTimesBlocks)
 {
   // N * M * block_size = 2^20 * 1024 * 4 MiB = 4 PiB if blocks were
-  // preallocated. Construction must be quick and small.
+  // preallocated. Construction must stay small.
   auto rss_kib = [] {
     std::ifstream f("/proc/self/statm");
     int64_t size = 0, resident = 0;
