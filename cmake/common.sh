@@ -26,10 +26,10 @@ CEPH_PYTHON=/usr/bin/python3
 
 # The targets the mimstore work needs; never `all`.
 CEPH_TARGETS=(
-  ceph-osd ceph-mon ceph-authtool monmaptool crushtool osdmaptool ceph-conf
+  ceph-osd ceph-mon ceph-mgr ceph-authtool monmaptool crushtool osdmaptool ceph-conf
   ceph_test_objectstore ceph_test_mimstore
   cls_rbd cls_lock ec_jerasure ec_lrc
-  ceph-objectstore-tool
+  ceph-objectstore-tool ceph_test_rados
   cython_rados
 )
 

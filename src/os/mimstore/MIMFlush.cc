@@ -141,11 +141,15 @@ void MIMStore::_maybe_freeze(mim::FlushTrigger forced)
     ++explicit_handled;
   }
   if (forced == mim::FlushTrigger::JOURNAL_PRESSURE &&
-      active_gen_bytes < journal->size() / 4) {
+      journal->used_since(active_gen_first_sn) < journal->size() / 4) {
     // The journal is held by older transactions, flushed but waiting for a
     // sync, not by this generation: a sync frees it. Freezing now would
     // only cut a small generation, each object rewritten for a handful of
-    // writes, and the journal would stay just as full.
+    // writes, and the journal would stay just as full. Measured in journal
+    // bytes, padding included: counted in payload bytes, a stream of small
+    // omap-only transactions behind one cached write filled the journal
+    // while this still said "small", and clients stalled until the time
+    // threshold.
     sync_requested = true;
     bg_cond.notify_all();
     return;
@@ -165,7 +169,8 @@ void MIMStore::_maybe_freeze(mim::FlushTrigger forced)
   frozen_trigger = trigger;
   flush_pending = true;
   last_freeze = ceph::mono_clock::now();
-  active_gen_bytes = 0;
+  // The transaction being applied (if any) is in the frozen generation.
+  active_gen_first_sn = std::max<sn_t>(applied_sn, applying_sn) + 1;
   bg_cond.notify_all();
 }
 
@@ -512,6 +517,7 @@ int MIMStore::_do_sync()
       ceph_abort_msg("mimstore: checkpoint write failed");
     }
     last_checkpoint = cp;
+    _trim_tombstones(cp);
   }
   logger->set(l_mimstore_checkpoint_lag_sns, applied_sn + 1 - cp);
   logger->set(l_mimstore_checkpoint_lag_bytes, journal->used());
@@ -522,6 +528,27 @@ int MIMStore::_do_sync()
     bg_cond.notify_all();
   }
   return 0;
+}
+
+void MIMStore::_trim_tombstones(sn_t checkpoint)
+{
+  // REQUIRES: `checkpoint` is persisted: replay never starts before it, so
+  // a tombstone of an earlier merge has nothing left to stop.
+  std::lock_guard l(tombstone_lock);
+  for (auto p = tombstones.begin(); p != tombstones.end();) {
+    if (p->second >= checkpoint) {
+      ++p;
+      continue;
+    }
+    int r = files->remove_tombstone(p->first);
+    if (r < 0) {
+      dout(1) << "cannot remove the tombstone of " << p->first << ": "
+              << cpp_strerror(r) << dendl;
+      ++p;
+      continue;
+    }
+    p = tombstones.erase(p);
+  }
 }
 
 void MIMStore::_sync_thread()

@@ -8,6 +8,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <random>
 
@@ -456,6 +457,23 @@ uint64_t MIMJournal::used() const
 {
   std::lock_guard l(lock);
   return mim::area_used(geo, tail, head);
+}
+
+uint64_t MIMJournal::used_since(sn_t sn) const
+{
+  std::lock_guard l(lock);
+  auto p = std::lower_bound(
+    index.begin(), index.end(), sn,
+    [](const IndexEntry& e, sn_t v) { return e.sn < v; });
+  if (p == index.end()) {
+    return 0;
+  }
+  if (p == index.begin()) {
+    return mim::area_used(geo, tail, head);
+  }
+  // Batches are padded: counting from the batch's start charges the
+  // padding too, which is what fills the journal with small transactions.
+  return mim::area_used(geo, p->batch_off, head);
 }
 
 int MIMJournal::error() const

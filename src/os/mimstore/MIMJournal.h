@@ -90,6 +90,9 @@ class MIMJournal {
 
   uint64_t size() const { return geo.area_len(); }
   uint64_t used() const;
+  /// Bytes from the batch holding `sn` to the head, padding included (all
+  /// of used() if sn is older than the tail).
+  uint64_t used_since(sn_t sn) const;
   /// Entries between the checkpoint and the head (diagnostics).
   uint64_t live_entries() const {
     std::lock_guard l(lock);

@@ -273,6 +273,15 @@ void MIMStore::_do_transaction(Transaction& t, sn_t sn, uint32_t trans_num)
       if (r == -ENODATA) {
         ok = true;
       }
+      if (r == -ENOENT && replaying) {
+        // A clone source removed later (snapshot trim, PG deletion), with
+        // the checkpoint still before the clone: the clone's target was
+        // either guarded (and skipped) or went the same way. FileStore
+        // tolerated ENOENT on replay for this reason.
+        dout(10) << "replay: tolerating ENOENT on op " << op->op << " at "
+                 << cur_spos << dendl;
+        ok = true;
+      }
       if (!ok) {
         const char* msg = "unexpected error code";
         if (r == -ENOENT) {
@@ -314,7 +323,19 @@ int MIMStore::_guard_cmp(const coll_t& cid, const ghobject_t* oid)
     return 1;
   }
   SequencerPosition g;
-  if (files->get_collection_guard(cid, &g) == 0 && g >= cur_spos) {
+  bool in_progress = false;
+  if (files->get_tombstone(cid, &g) == 0 && g >= cur_spos) {
+    // merged away at g: every earlier op on it was durable then, and its
+    // objects (with their omap) live on in the destination
+    dout(10) << "replay: skip " << cur_spos << " on " << cid
+             << ", merged away at " << g << dendl;
+    return -1;
+  }
+  if (files->get_collection_guard(cid, &g, &in_progress) == 0 &&
+      g >= cur_spos) {
+    if (g == cur_spos && in_progress) {
+      return 0;  // this split or merge was under way when we crashed
+    }
     dout(10) << "replay: skip " << cur_spos << " on " << cid
              << ", collection guard " << g << dendl;
     return -1;
@@ -324,7 +345,6 @@ int MIMStore::_guard_cmp(const coll_t& cid, const ghobject_t* oid)
     if (files->open_object(cid, *oid, false, &f) < 0) {
       return 1;
     }
-    bool in_progress = false;
     if (files->get_guard(f, &g, &in_progress) == 0) {
       if (g > cur_spos || (g == cur_spos && !in_progress)) {
         dout(10) << "replay: skip " << cur_spos << " on " << *oid
@@ -369,16 +389,38 @@ void MIMStore::_set_replay_guard(const ObjectFDRef& f, const ghobject_t& oid,
   }
 }
 
-void MIMStore::_set_collection_replay_guard(const coll_t& cid)
+void MIMStore::_set_collection_replay_guard(const coll_t& cid,
+                                            bool in_progress)
 {
+  // RocksDB first; set_collection_guard syncs the data filesystem.
   int r = omap->sync();
   if (r == 0) {
-    r = files->set_collection_guard(cid, cur_spos);
+    r = files->set_collection_guard(cid, cur_spos, in_progress);
   }
   if (r < 0) {
     derr << "cannot set replay guard on " << cid << ": " << cpp_strerror(r)
          << dendl;
     ceph_abort_msg("mimstore: replay guard write failed");
+  }
+}
+
+int MIMStore::_collection_barrier(const coll_t& a, const coll_t& b)
+{
+  // FileStore synced before a split or merge guard for the same reason: the
+  // guard makes replay skip every earlier op on these collections, so each
+  // of them must be durable first, the merge cache's writes included (they
+  // are only in memory and the journal). The guard's syncfs does the rest.
+  int r = _take_cached_collection(a);
+  if (r == 0) {
+    r = _take_cached_collection(b);
+  }
+  return r;
+}
+
+void MIMStore::_debug_point(const char* where)
+{
+  if (debug_hook) {
+    debug_hook(where);
   }
 }
 
@@ -990,7 +1032,30 @@ int MIMStore::_collection_move_rename(const coll_t& oldcid,
   string nfname = object_file_name(newoid);
   TwoLocks l(_obj_lock(oc->name, ofname), _obj_lock(nc->name, nfname));
   if (!object_exists(oc.get(), oldoid)) {
-    return replaying ? 0 : -ENOENT;  // replay: moved before the crash
+    if (!replaying) {
+      return -ENOENT;
+    }
+    if (dst == 0) {
+      // This rename was under way and its old name is gone: a sync made
+      // the unlink durable, but power went before RocksDB's clone of the
+      // omap and xattrs was. Redo that part (DBObjectMap skips what its
+      // header says is done) and close the guard.
+      ObjectFDRef f;
+      int r = files->open_object(newcid, newoid, false, &f);
+      if (r < 0) {
+        return r;
+      }
+      r = omap->clone(oldoid, newoid, &cur_spos);
+      if (r < 0 && r != -ENOENT) {
+        return r;
+      }
+      r = omap->clear(oldoid, &cur_spos);
+      if (r < 0 && r != -ENOENT) {
+        return r;
+      }
+      _set_replay_guard(f, newoid);
+    }
+    return 0;  // moved before the crash
   }
   bool stale_dst = object_exists(nc.get(), newoid);
   if (stale_dst && !replaying) {
@@ -1022,6 +1087,7 @@ int MIMStore::_collection_move_rename(const coll_t& oldcid,
   if (r < 0) {
     return r;
   }
+  _debug_point("rename:linked");
   r = omap->clone(oldoid, newoid, &cur_spos);
   if (r < 0 && r != -ENOENT) {
     return r;
@@ -1034,6 +1100,7 @@ int MIMStore::_collection_move_rename(const coll_t& oldcid,
   if (r < 0 && !(r == -ENOENT && replaying)) {
     return r;
   }
+  _debug_point("rename:unlinked");
   {
     std::unique_lock ol(oc->lock);
     oc->objects.erase(oldoid);
@@ -1046,34 +1113,32 @@ int MIMStore::_collection_move_rename(const coll_t& oldcid,
   return 0;
 }
 
-int MIMStore::_split_collection(const coll_t& cid, uint32_t bits,
-                                uint32_t rem, const coll_t& dest)
+// Split and merge move files between collection directories. Their
+// protocol, FileStore's with the merge cache added:
+//   1. barrier: the cached writes of both collections go to their files;
+//   2. in-progress guards on both (each syncs the filesystem first), so
+//      replay skips every earlier op on them (all durable by now) and
+//      resumes this one if it was under way;
+//   3. move the files; 4. close the guards.
+// Without 1 and 2, replay re-applied an older op to an object already
+// moved, re-creating a partial file in the source that the replayed move
+// then renamed over the real one, and a closed destination guard made
+// replay skip cached writes that had never reached the disk.
+
+int MIMStore::_move_objects(Collection* sc, Collection* dc,
+                            const std::function<bool(const ghobject_t&)>& which)
 {
-  dout(15) << __func__ << " " << cid << " bits " << bits << " rem " << rem
-           << " -> " << dest << dendl;
-  if (!_check_replay_guard(dest, nullptr)) {
-    return 0;
-  }
-  auto sc = _get_collection(cid);
-  auto dc = _get_collection(dest);
-  if (!sc || !dc) {
-    return -ENOENT;
-  }
-  int r = _take_cached_collection(cid);
-  if (r < 0) {
-    return r;
-  }
   std::vector<ghobject_t> moving;
   {
     std::shared_lock l(sc->lock);
     for (auto& o : sc->objects) {
-      if (o.match(bits, rem)) {
+      if (which(o)) {
         moving.push_back(o);
       }
     }
   }
   for (auto& o : moving) {
-    r = files->move_object(cid, dest, o);
+    int r = files->move_object(sc->cid, dc->cid, o);
     if (r < 0) {
       return r;
     }
@@ -1081,8 +1146,39 @@ int MIMStore::_split_collection(const coll_t& cid, uint32_t bits,
       std::unique_lock l(sc->lock);
       sc->objects.erase(o);
     }
-    std::unique_lock l(dc->lock);
-    dc->objects.insert(o);
+    {
+      std::unique_lock l(dc->lock);
+      dc->objects.insert(o);
+    }
+    _debug_point("move:object");
+  }
+  return 0;
+}
+
+int MIMStore::_split_collection(const coll_t& cid, uint32_t bits,
+                                uint32_t rem, const coll_t& dest)
+{
+  dout(15) << __func__ << " " << cid << " bits " << bits << " rem " << rem
+           << " -> " << dest << dendl;
+  if (_guard_cmp(dest, nullptr) < 0 || _guard_cmp(cid, nullptr) < 0) {
+    return 0;  // done before the crash
+  }
+  auto sc = _get_collection(cid);
+  auto dc = _get_collection(dest);
+  if (!sc || !dc) {
+    return -ENOENT;
+  }
+  int r = _collection_barrier(cid, dest);
+  if (r < 0) {
+    return r;
+  }
+  _set_collection_replay_guard(cid, true);
+  _set_collection_replay_guard(dest, true);
+  _debug_point("split:guarded");
+  r = _move_objects(sc.get(), dc.get(),
+                    [&](const ghobject_t& o) { return o.match(bits, rem); });
+  if (r < 0) {
+    return r;
   }
   {
     std::unique_lock l(sc->lock);
@@ -1092,7 +1188,9 @@ int MIMStore::_split_collection(const coll_t& cid, uint32_t bits,
   if (r < 0) {
     return r;
   }
+  _debug_point("split:moved");
   _set_collection_replay_guard(dest);
+  _debug_point("split:dest-closed");
   _set_collection_replay_guard(cid);
   return 0;
 }
@@ -1102,34 +1200,46 @@ int MIMStore::_merge_collection(const coll_t& cid, uint32_t bits,
 {
   dout(15) << __func__ << " " << cid << " bits " << bits << " -> " << dest
            << dendl;
-  if (!_check_replay_guard(dest, nullptr)) {
+  if (_guard_cmp(dest, nullptr) < 0) {
+    return 0;  // done before the crash
+  }
+  // Replay of a merge that had moved everything: the tombstone says so.
+  SequencerPosition gone;
+  bool moved = replaying && files->get_tombstone(cid, &gone) == 0 &&
+    gone == cur_spos;
+  if (!moved && _guard_cmp(cid, nullptr) < 0) {
     return 0;
   }
   auto sc = _get_collection(cid);
   auto dc = _get_collection(dest);
-  if (!sc || !dc) {
+  if (!dc || (!sc && !moved)) {
     return -ENOENT;
   }
-  int r = _take_cached_collection(cid);
-  if (r < 0) {
-    return r;
-  }
-  std::vector<ghobject_t> moving;
-  {
-    std::shared_lock l(sc->lock);
-    moving.assign(sc->objects.begin(), sc->objects.end());
-  }
-  for (auto& o : moving) {
-    r = files->move_object(cid, dest, o);
+  int r;
+  if (!moved) {
+    r = _collection_barrier(cid, dest);
+    if (r < 0) {
+      return r;
+    }
+    _set_collection_replay_guard(cid, true);
+    _set_collection_replay_guard(dest, true);
+    _debug_point("merge:guarded");
+    r = _move_objects(sc.get(), dc.get(),
+                      [](const ghobject_t&) { return true; });
     if (r < 0) {
       return r;
     }
     {
-      std::unique_lock l(sc->lock);
-      sc->objects.erase(o);
+      std::lock_guard l(tombstone_lock);
+      r = files->set_tombstone(cid, cur_spos);
+      if (r < 0) {
+        derr << "cannot record the removal of " << cid << ": "
+             << cpp_strerror(r) << dendl;
+        return r;
+      }
+      tombstones[cid] = cur_spos.seq;
     }
-    std::unique_lock l(dc->lock);
-    dc->objects.insert(o);
+    _debug_point("merge:tombstone");
   }
   {
     std::unique_lock l(dc->lock);
@@ -1139,17 +1249,20 @@ int MIMStore::_merge_collection(const coll_t& cid, uint32_t bits,
   if (r < 0) {
     return r;
   }
+  if (sc) {
+    r = files->remove_collection(cid);
+    if (r < 0 && !(r == -ENOENT && replaying)) {
+      return r;
+    }
+    {
+      std::unique_lock l(sc->lock);
+      sc->exists = false;
+    }
+    std::unique_lock l(coll_lock);
+    coll_map.erase(cid);
+  }
+  _debug_point("merge:removed");
   _set_collection_replay_guard(dest);
-  r = files->remove_collection(cid);
-  if (r < 0 && !(r == -ENOENT && replaying)) {
-    return r;
-  }
-  {
-    std::unique_lock l(sc->lock);
-    sc->exists = false;
-  }
-  std::unique_lock l(coll_lock);
-  coll_map.erase(cid);
   return 0;
 }
 

@@ -716,6 +716,19 @@ int MIMStore::mount()
     [this] { _request_freeze(mim::FlushTrigger::JOURNAL_PRESSURE); });
   applied_sn = next_sn - 1;
   journaled_sn = next_sn - 1;
+  applying_sn = next_sn - 1;
+  active_gen_first_sn = next_sn;
+  {
+    // The journal restarts after everything replayed: no replay will start
+    // before next_sn again, so no tombstone is needed any more.
+    std::map<coll_t, SequencerPosition> ts;
+    files->list_tombstones(&ts);
+    std::lock_guard l(tombstone_lock);
+    for (auto& [c, pos] : ts) {
+      tombstones[c] = pos.seq;
+    }
+  }
+  _trim_tombstones(next_sn);
   finisher.start();
   _start_threads();
   mounted = true;
@@ -1218,13 +1231,13 @@ void MIMStore::_apply_thread()
     // and every write merged for it (a hold each, taken in _write) has been
     // flushed and synced.
     _hold(txc->sn);
+    applying_sn = txc->sn;
     cur_merges = 0;
     uint32_t trans_num = 0;
     for (auto& t : txc->tls) {
       _do_transaction(t, txc->sn, trans_num++);
     }
     _release_after_sync(txc->sn);
-    active_gen_bytes += txc->bytes;
     _maybe_freeze(mim::FlushTrigger::NONE);
     l.lock();
     applied_sn = txc->sn;

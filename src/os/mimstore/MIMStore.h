@@ -47,6 +47,7 @@
 #include <mutex>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -253,6 +254,11 @@ class MIMStore : public ObjectStore {
   /// Tests: I/Os counted by the fault seam (mimstore_debug_fault), live or
   /// at the last umount.
   uint64_t debug_fault_io_count() const;
+  /// Tests: called at named points inside multi-step ops (split, merge,
+  /// rename) on the apply thread, so a crash test can die exactly there.
+  void set_debug_hook(std::function<void(const char*)> f) {
+    debug_hook = std::move(f);
+  }
 
  private:
   using sn_t = mim::sn_t;
@@ -370,7 +376,20 @@ class MIMStore : public ObjectStore {
   int _check_replay_guard(const coll_t& cid, const ghobject_t* oid);
   void _set_replay_guard(const ObjectFDRef& f, const ghobject_t& oid,
                          bool in_progress = false);
-  void _set_collection_replay_guard(const coll_t& cid);
+  /// REQUIRES: every earlier op on cid is durable but for the merge
+  /// cache's writes (see _collection_barrier): the guard syncs the rest.
+  void _set_collection_replay_guard(const coll_t& cid,
+                                    bool in_progress = false);
+  /// Write the cached extents of both collections to their files, before
+  /// a collection guard (split, merge).
+  int _collection_barrier(const coll_t& a, const coll_t& b);
+  /// Move the objects `which` selects from sc to dc (split, merge).
+  int _move_objects(Collection* sc, Collection* dc,
+                    const std::function<bool(const ghobject_t&)>& which);
+  /// Tests: a named point of a multi-step op (see set_debug_hook).
+  void _debug_point(const char* where);
+  /// Drop the tombstones the checkpoint has passed (sync thread, mount).
+  void _trim_tombstones(sn_t checkpoint);
   /// Write the object's cached extents (both generations) to its file, so a
   /// non-write op sees them. REQUIRES: the object's stripe lock.
   int _take_cached(const coll_t& cid, const std::string& fname, bool discard);
@@ -450,6 +469,13 @@ class MIMStore : public ObjectStore {
   /// after them finishes. GUARDED_BY(durable_lock)
   std::vector<sn_t> unsynced;
   uint64_t applied_bytes_since_cp = 0;  ///< GUARDED_BY(durable_lock)
+  /// Protects tombstones and the tombstone files (objects/.gone), so that
+  /// trimming an old one never removes a newer one for the same name.
+  /// Taken alone.
+  ceph::mutex tombstone_lock = ceph::make_mutex("MIMStore::tombstone_lock");
+  /// Tombstones of merged-away collections, by the sn of the merge; one is
+  /// removed once the checkpoint passes it. GUARDED_BY(tombstone_lock)
+  std::map<coll_t, sn_t> tombstones;
 
   /// Flush/sync thread control. Protects the flags below.
   ceph::mutex bg_lock = ceph::make_mutex("MIMStore::bg_lock");
@@ -491,9 +517,12 @@ class MIMStore : public ObjectStore {
   std::deque<InFlightRun> wb_window;
   uint64_t wb_window_bytes = 0;   ///< flush thread only
   bool wb_window_off = false;     ///< flush thread only: not supported here
-  /// Journal bytes of the transactions applied since the last freeze (the
-  /// active generation). Apply thread only.
-  uint64_t active_gen_bytes = 0;
+  /// First sn of the active generation (applied after the last freeze):
+  /// the journal from there on is what freezing it would free. Apply
+  /// thread only.
+  sn_t active_gen_first_sn = 1;
+  sn_t applying_sn = 0;  ///< apply thread only: the transaction being applied
+  std::function<void(const char*)> debug_hook;  ///< tests only
 
   friend class mimstore::AdminHook;
 };

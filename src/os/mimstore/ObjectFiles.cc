@@ -25,6 +25,8 @@ namespace {
 constexpr const char* BITS_XATTR = "user.mim.bits";
 constexpr const char* GUARD_XATTR = "user.mim.guard";
 constexpr const char* BORN_XATTR = "user.mim.born";
+/// Tombstones of merged-away collections; list_collections skips dot names.
+constexpr const char* GONE_DIR = ".gone";
 constexpr size_t COPY_CHUNK = 1 << 20;
 
 std::string basename(const std::string& path)
@@ -682,7 +684,8 @@ int ObjectFiles::set_guard(const ObjectFDRef& f, const SequencerPosition& pos,
   return io->fsync(f->fd);
 }
 
-int ObjectFiles::get_collection_guard(const coll_t& c, SequencerPosition* pos)
+int ObjectFiles::get_collection_guard(const coll_t& c, SequencerPosition* pos,
+                                      bool* in_progress)
 {
   std::string dir = coll_dir(c.to_str());
   char buf[128];
@@ -690,22 +693,25 @@ int ObjectFiles::get_collection_guard(const coll_t& c, SequencerPosition* pos)
   if (n < 0) {
     return -errno;
   }
-  return decode_guard(std::string(buf, n), pos, nullptr);
+  return decode_guard(std::string(buf, n), pos, in_progress);
 }
 
 int ObjectFiles::set_collection_guard(const coll_t& c,
-                                      const SequencerPosition& pos)
+                                      const SequencerPosition& pos,
+                                      bool in_progress)
 {
   int fd;
   int r = io->open(coll_dir(c.to_str()), O_RDONLY | O_DIRECTORY, 0, &fd);
   if (r < 0) {
     return r;
   }
-  r = io->syncfs(fd);  // the collection's contents, then the guard
+  // Everything before the guard, then the guard: replay skips every op on
+  // the collection up to it, so all of them must be durable first.
+  r = io->syncfs(fd);
   if (r == 0) {
     ceph::bufferlist bl;
     encode(pos, bl);
-    encode(false, bl);
+    encode(in_progress, bl);
     r = io->fsetxattr(fd, GUARD_XATTR, bl.c_str(), bl.length(), 0);
   }
   if (r == 0) {
@@ -713,6 +719,88 @@ int ObjectFiles::set_collection_guard(const coll_t& c,
   }
   io->close(fd);
   return r;
+}
+
+// ---- tombstones ----
+
+std::string ObjectFiles::tombstone_path(const std::string& cname) const
+{
+  return objects_dir + "/" + GONE_DIR + "/" + cname;
+}
+
+int ObjectFiles::set_tombstone(const coll_t& c, const SequencerPosition& pos)
+{
+  std::string dir = objects_dir + "/" + GONE_DIR;
+  int r = io->mkdir(dir, 0755);
+  if (r < 0 && r != -EEXIST) {
+    return r;
+  }
+  int fd;
+  r = io->open(tombstone_path(c.to_str()), O_WRONLY | O_CREAT | O_TRUNC,
+               0644, &fd);
+  if (r < 0) {
+    return r;
+  }
+  ceph::bufferlist bl;
+  encode(pos, bl);
+  struct iovec v = {bl.c_str(), bl.length()};
+  ssize_t w = io->pwritev(fd, &v, 1, 0);
+  r = w < 0 ? int(w) : (size_t(w) == bl.length() ? 0 : -EIO);
+  if (r == 0) {
+    r = io->fsync(fd);
+  }
+  io->close(fd);
+  if (r == 0) {
+    r = fsync_dir(dir);  // the name, before the collection goes
+  }
+  if (r == 0) {
+    r = fsync_dir(objects_dir);
+  }
+  return r;
+}
+
+int ObjectFiles::get_tombstone(const coll_t& c, SequencerPosition* pos)
+{
+  int fd;
+  int r = io->open(tombstone_path(c.to_str()), O_RDONLY, 0, &fd);
+  if (r < 0) {
+    return r;
+  }
+  char buf[128];
+  ssize_t n = io->pread(fd, buf, sizeof(buf), 0);
+  io->close(fd);
+  if (n < 0) {
+    return n;
+  }
+  return decode_guard(std::string(buf, n), pos, nullptr);
+}
+
+int ObjectFiles::list_tombstones(std::map<coll_t, SequencerPosition>* out)
+{
+  std::vector<std::string> names;
+  int r = io->list_dir(objects_dir + "/" + GONE_DIR, &names);
+  if (r == -ENOENT) {
+    return 0;
+  }
+  if (r < 0) {
+    return r;
+  }
+  for (auto& n : names) {
+    coll_t c;
+    SequencerPosition pos;
+    if (!c.parse(n) || get_tombstone(c, &pos) < 0) {
+      derr << __func__ << " ignoring " << GONE_DIR << "/" << n << dendl;
+      continue;
+    }
+    (*out)[c] = pos;
+  }
+  return 0;
+}
+
+int ObjectFiles::remove_tombstone(const coll_t& c)
+{
+  int r = io->unlink(tombstone_path(c.to_str()));
+  return r == -ENOENT ? 0 : r;
 }
 
 int ObjectFiles::sync_all()

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <list>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -141,8 +142,23 @@ class ObjectFiles {
   /// syncs RocksDB first).
   int set_guard(const ObjectFDRef& f, const SequencerPosition& pos,
                 bool in_progress = false);
-  int get_collection_guard(const coll_t& c, SequencerPosition* pos);
-  int set_collection_guard(const coll_t& c, const SequencerPosition& pos);
+  /// A collection guard asserts that every op on the collection before it
+  /// is durable: setting one syncs the whole data filesystem first.
+  int get_collection_guard(const coll_t& c, SequencerPosition* pos,
+                           bool* in_progress = nullptr);
+  int set_collection_guard(const coll_t& c, const SequencerPosition& pos,
+                           bool in_progress = false);
+
+  // ---- tombstones of merged-away collections ----
+  /// A collection merged into another leaves a tombstone (objects/.gone/
+  /// <cname>, the merge's position) before its directory goes: replay must
+  /// not re-create it from older ops, whose effects moved with the objects.
+  /// REQUIRES: every earlier op on the collection is durable.
+  int set_tombstone(const coll_t& c, const SequencerPosition& pos);
+  int get_tombstone(const coll_t& c, SequencerPosition* pos);  ///< -ENOENT
+  /// Every tombstone, to drop those the checkpoint has passed.
+  int list_tombstones(std::map<coll_t, SequencerPosition>* out);
+  int remove_tombstone(const coll_t& c);
 
   /// Make everything written so far durable (syncfs of the data filesystem).
   int sync_all();
@@ -159,6 +175,7 @@ class ObjectFiles {
                 const std::string* long_name, ObjectFDRef* out,
                 const SequencerPosition* born = nullptr);
   int fsync_dir(const std::string& dir);
+  std::string tombstone_path(const std::string& cname) const;
 
   CephContext* const cct;
   mim::IoEnv* const io;
