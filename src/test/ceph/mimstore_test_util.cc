@@ -238,6 +238,8 @@ std::string diff_state(const StoreState& a, const StoreState& b)
 RandomTxns::RandomTxns(uint64_t seed, int ncolls, int objs_per_coll)
   : rng(seed)
 {
+  // The hash's low bit names the base collection, bit 1 the split side.
+  ceph_assert(ncolls == 2);
   for (int c = 0; c < ncolls; ++c) {
     colls.push_back(coll_t(spg_t(pg_t(c, 1))));
     objs.emplace_back();
@@ -249,11 +251,15 @@ RandomTxns::RandomTxns(uint64_t seed, int ncolls, int objs_per_coll)
       } else if (i == 2) {
         name = std::string(300, 'L') + std::to_string(c);
       }
+      // the low bit is the base collection's; bit 1 decides the side of
+      // a split
       hobject_t h(object_t(name), "", CEPH_NOSNAP,
-                  (uint32_t(rng()) & ~0xfu) | c, 1, i == 3 ? "ns" : "");
+                  (uint32_t(rng()) & ~0x1u) | c, 1, i == 3 ? "ns" : "");
       objs.back().push_back(ghobject_t(h));
     }
   }
+  split.assign(ncolls, false);
+  deleting.assign(ncolls, false);
 }
 
 std::vector<ObjectStore::Transaction> RandomTxns::setup()
@@ -261,10 +267,73 @@ std::vector<ObjectStore::Transaction> RandomTxns::setup()
   std::vector<ObjectStore::Transaction> out;
   for (auto& c : colls) {
     ObjectStore::Transaction t;
-    t.create_collection(c, 4);
+    t.create_collection(c, 1);
     out.push_back(std::move(t));
   }
   return out;
+}
+
+namespace {
+
+coll_t pg_coll(uint32_t ps)
+{
+  return coll_t(spg_t(pg_t(ps, 1)));
+}
+
+}  // namespace
+
+coll_t RandomTxns::home(const ghobject_t& o) const
+{
+  uint32_t c = o.hobj.get_hash() & 1;
+  if (split[c] && o.match(2, c + 2)) {
+    return pg_coll(c + 2);
+  }
+
+  return colls[c];
+}
+
+void RandomTxns::collection_event(ObjectStore::Transaction& t, int c,
+                                  std::vector<coll_t>* created)
+{
+  const int n = colls.size();
+  if (rng() % 2) {
+    // split c into c+n (bits 1 -> 2), or merge it back
+    coll_t child = pg_coll(c + n);
+    if (!split[c]) {
+      t.create_collection(child, 2);
+      t.split_collection(colls[c], 2, c + n, child);
+      if (created) {
+        created->push_back(child);
+      }
+    } else {
+      t.merge_collection(child, colls[c], 1);
+    }
+    split[c] = !split[c];
+    return;
+  }
+  // PG deletion: objects (data, omap, xattrs) then the collection
+  coll_t del = pg_coll(8 + c);
+  ghobject_t a(hobject_t(object_t("del_a"), "", CEPH_NOSNAP, 8 + c, 1, ""));
+  ghobject_t b(hobject_t(object_t("del_b"), "", CEPH_NOSNAP, 8 + c, 1, ""));
+  if (!deleting[c]) {
+    t.create_collection(del, 0);
+    ceph::bufferlist d1, d2;
+    d1.append(random_data(4096));
+    d2.append(random_data(8192));
+    t.write(del, a, 0, d1.length(), d1);
+    t.write(del, b, 4096, d2.length(), d2);
+    std::map<std::string, ceph::bufferlist> kv;
+    kv["k"].append(random_data(40));
+    t.omap_setkeys(del, b, kv);
+    if (created) {
+      created->push_back(del);
+    }
+  } else {
+    t.remove(del, a);
+    t.remove(del, b);
+    t.remove_collection(del);
+  }
+  deleting[c] = !deleting[c];
 }
 
 namespace {
@@ -301,14 +370,17 @@ std::string RandomTxns::random_data(size_t len)
   return s;
 }
 
-ObjectStore::Transaction RandomTxns::next()
+ObjectStore::Transaction RandomTxns::next(std::vector<coll_t>* created)
 {
   ObjectStore::Transaction t;
   int c = rng() % colls.size();
-  const coll_t& cid = colls[c];
+  if (rng() % 16 == 0) {
+    collection_event(t, c, created);
+  }
   int nops = 1 + rng() % 3;
   for (int k = 0; k < nops; ++k) {
     ghobject_t o = pick_obj(c);
+    const coll_t cid = home(o);
     int kind = rng() % 100;
     if (kind < 55) {
       uint64_t off, len;
@@ -350,12 +422,15 @@ ObjectStore::Transaction RandomTxns::next()
     } else if (kind < 81) {
       ghobject_t d = pick_obj(c);
       t.touch(cid, o);
-      if (!(d == o)) {
+      if (!(d == o) && home(d) == cid) {
         t.clone(cid, o, d);
+        if (rng() % 4 == 0) {
+          t.remove(cid, o);  // a snapshot trimmed right after
+        }
       }
     } else if (kind < 83) {
       ghobject_t d = pick_obj(c);
-      if (d == o) {
+      if (d == o || !(home(d) == cid)) {
         continue;
       }
       t.touch(cid, o);

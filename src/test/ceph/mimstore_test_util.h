@@ -93,22 +93,35 @@ std::string diff_state(const StoreState& a, const StoreState& b);
 /// Random transactions over a fixed set of objects in a few collections.
 /// Each call to next() returns one transaction (several ops). Writes are
 /// mostly 4 KiB-aligned microwrites, with some unaligned, large, and
-/// beyond-4-MiB ones, and every other op kind the OSD issues.
+/// beyond-4-MiB ones, and every other op kind the OSD issues. About one
+/// transaction in 16 also changes collections as the OSD does: a PG split
+/// (base collection c, bits 1, splits into c+2 with bits 2) or the merge
+/// back, or a PG-deletion-like pair (a collection made and filled, later
+/// emptied and removed in one transaction).
 class RandomTxns {
  public:
   RandomTxns(uint64_t seed, int colls = 2, int objs_per_coll = 12);
   /// Transactions creating the collections (run first).
   std::vector<ObjectStore::Transaction> setup();
-  ObjectStore::Transaction next();
+  /// The next transaction; `created` gets the collections it creates (the
+  /// caller makes their handles first, as the OSD does).
+  ObjectStore::Transaction next(std::vector<coll_t>* created = nullptr);
+  /// The base collections (always present).
   const std::vector<coll_t>& collections() const { return colls; }
 
  private:
   ghobject_t pick_obj(int c);
+  /// Where an object lives now (its base collection or the split child).
+  coll_t home(const ghobject_t& o) const;
+  void collection_event(ObjectStore::Transaction& t, int c,
+                        std::vector<coll_t>* created);
   std::string random_data(size_t len);
 
   std::mt19937_64 rng;
   std::vector<coll_t> colls;
   std::vector<std::vector<ghobject_t>> objs;
+  std::vector<bool> split;     ///< base collection c is split into c+2
+  std::vector<bool> deleting;  ///< the PG-deletion collection of c exists
 };
 
 /// A u64 counter of a store's perf counters (l_mimstore_*); -1 if none.

@@ -240,9 +240,14 @@ TEST_P(MIMStoreMerge, DifferentialAgainstMemstore)
   const int rounds = per_round < 250 ? 1500 / per_round : 6;
   for (int round = 0; round < rounds; ++round) {
     for (int i = 0; i < per_round; ++i) {
-      Transaction t = gen.next();
-      // all ops of a transaction are on one collection's objects (moves
-      // come back); queue it on the first collection's handle
+      std::vector<coll_t> created;
+      Transaction t = gen.next(&created);
+      for (auto& nc : created) {
+        mim->create_new_collection(nc);
+        mem->create_new_collection(nc);
+      }
+      // queued on the first collection's handle: both stores apply in
+      // order across collections
       coll_t cid = gen.collections()[0];
       Transaction t2 = t;
       ASSERT_EQ(0, apply(mim.get(), hm[cid], std::move(t)));

@@ -12,7 +12,11 @@
  * fsck, and compares the store with a reference (memstore) that applied
  * the same transactions: the store must equal the reference after exactly
  * k transactions, k at least the number acknowledged (nothing acknowledged
- * is lost, nothing half applied).
+ * is lost, nothing half applied). Every third crash point also crashes the
+ * first remount (a second power loss in the middle of replay).
+ *
+ * The workload (RandomTxns) has every op kind the OSD sends, PG split and
+ * merge and PG-deletion-like sequences among them.
  *
  * Environment: MIMSTORE_CRASH_POINTS (default 200 per setting),
  * MIMSTORE_CRASH_SEED (default 1), MIMSTORE_CRASH_ONLY=N (replay one point).
@@ -86,7 +90,11 @@ Conf crash_conf(bool merge)
     // between journal commit and apply too.
     std::vector<std::unique_ptr<C_SaferCond>> done;
     for (int j = 0; j < 4 && k < TXNS; ++j, ++k) {
-      Transaction t = gen.next();
+      std::vector<coll_t> created;
+      Transaction t = gen.next(&created);
+      for (auto& nc : created) {
+        s->create_new_collection(nc);
+      }
       done.push_back(std::make_unique<C_SaferCond>());
       t.register_on_commit(done.back().get());
       s->queue_transaction(first, std::move(t));
@@ -142,6 +150,24 @@ ChildResult run_child(const StoreDir& d, const std::string& spec,
   return r;
 }
 
+/// Child: mount (replaying the journal) with the fault spec, which may
+/// crash it (exit 77) during the replay; a mount that completes exits 0
+/// without umount. Returns the wait status.
+int remount_and_crash(const StoreDir& d, const std::string& spec)
+{
+  pid_t pid = fork_child();
+  ceph_assert(pid >= 0);
+  if (pid == 0) {
+    g_ceph_context->_conf.set_val_or_die("mimstore_debug_fault", spec);
+    g_ceph_context->_conf.apply_changes(nullptr);
+    auto s = make_store(d);
+    _exit(s->mount() == 0 ? 0 : 3);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return status;
+}
+
 /// The states of the reference after each number of transactions.
 class Reference {
  public:
@@ -153,8 +179,10 @@ class Reference {
       ch[c] = store->create_new_collection(c);
     }
     pending = gen.setup();
+    created.resize(pending.size());
     for (int k = 0; k < TXNS; ++k) {
-      pending.push_back(gen.next());
+      created.emplace_back();
+      pending.push_back(gen.next(&created.back()));
     }
     states.push_back(dump_state(store.get()));
   }
@@ -165,6 +193,9 @@ class Reference {
   /// State after n transactions.
   const StoreState& after(size_t n) {
     while (states.size() <= n) {
+      for (auto& nc : created[states.size() - 1]) {
+        store->create_new_collection(nc);
+      }
       apply(store.get(), ch.begin()->second,
             Transaction(pending[states.size() - 1]));
       states.push_back(dump_state(store.get()));
@@ -179,6 +210,7 @@ class Reference {
   std::unique_ptr<ObjectStore> store;
   std::map<coll_t, ObjectStore::CollectionHandle> ch;
   std::vector<Transaction> pending;
+  std::vector<std::vector<coll_t>> created;  ///< per pending transaction
   std::vector<StoreState> states;
 };
 
@@ -212,7 +244,7 @@ TEST_P(MIMStoreCrash, PowerLossAtWalkingIOPoints)
             << seed << ", " << total_io << " I/Os per run, " << points
             << " crash points" << std::endl;
 
-  uint64_t acked_total = 0, lost = 0, runs = 0;
+  uint64_t acked_total = 0, lost = 0, runs = 0, second_crashes = 0;
   for (uint64_t p = 0; p < points; ++p) {
     uint64_t n = only ? only : 1 + p * total_io / points + (p % 7);
     std::string trace = "crash point " + stringify(n) + " seed " +
@@ -230,6 +262,18 @@ TEST_P(MIMStoreCrash, PowerLossAtWalkingIOPoints)
     ASSERT_TRUE(WIFEXITED(r.status)) << "child died by signal";
     int code = WEXITSTATUS(r.status);
     ASSERT_TRUE(code == 77 || code == 0) << "child exit " << code;
+    if (p % 3 == 1) {
+      // A second power loss, during the replay of the first: replay must
+      // be restartable from any point.
+      uint64_t m = 1 + (p * 37 + seed) % 400;
+      int st2 = remount_and_crash(d, "crash_at=" + stringify(m) + ",seed=" +
+                                  stringify(seed * 7919 + p) +
+                                  ",mode=random");
+      ASSERT_TRUE(WIFEXITED(st2) &&
+                  (WEXITSTATUS(st2) == 77 || WEXITSTATUS(st2) == 0))
+        << "replay with a crash at its I/O " << m << ": status " << st2;
+      ++second_crashes;
+    }
     auto s = make_store(d);
     ASSERT_EQ(0, s->mount()) << "remount after the crash failed";
     StoreState got = dump_state(s.get());
@@ -287,7 +331,8 @@ TEST_P(MIMStoreCrash, PowerLossAtWalkingIOPoints)
     }
   }
   std::cout << "crash loop: " << runs << " crashes, " << acked_total
-            << " acknowledged transactions in all, " << lost
+            << " acknowledged transactions in all, " << second_crashes
+            << " second crashes during replay, " << lost
             << " runs with a lost or half-applied transaction" << std::endl;
 }
 
