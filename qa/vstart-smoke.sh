@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# vstart smoke test: a real cluster (1 mon, 3 mimstore OSDs, pool size 2)
-# from the Ceph build: rados bench write + read, an RBD image written with
-# fio's rbd engine with verify=crc32c and read back, and the OSDs' mimstore
-# perf counters must have moved.
+# vstart smoke test: a real cluster (1 mon, 1 mgr, 3 mimstore OSDs, pool
+# size 2) from the Ceph build: rados bench write + read, an RBD image
+# written with fio's rbd engine with verify=crc32c and read back, then
+# pg_num raised and lowered (PG split and merge) with the data read back
+# after each, and the OSDs' mimstore perf counters must have moved.
 #
 #   qa/vstart-smoke.sh [--merge true|false]
 #
@@ -49,6 +50,22 @@ fio --name=smoke --ioengine=rbd --clientname=admin --pool=$POOL \
   --rbdname=img --rw=randwrite --bs=4k --size=64M --verify=crc32c \
   --verify_only --verify_fatal=1 --verify_state_save=0 --output="$DEV_DEST/fio-read.txt" \
   || { cat "$DEV_DEST/fio-read.txt" >&2; die "fio read-back verify failed"; }
+
+# PG split and merge under the data just written, carried out by the
+# manager step by step, as an operator's pg_num change (or the autoscaler)
+# does; every byte is read back after each.
+for n in 32 8; do
+  log "pg_num 16 -> $n: the manager $( [ $n -gt 16 ] && echo splits || echo merges ) PGs"
+  start=$SECONDS
+  dev_pg_num $POOL $n
+  log "pg_num $n reached, every PG active+clean, in $((SECONDS - start)) s"
+  $CEPH pg stat
+  fio --name=smoke --ioengine=rbd --clientname=admin --pool=$POOL \
+    --rbdname=img --rw=randwrite --bs=4k --size=64M --verify=crc32c \
+    --verify_only --verify_fatal=1 --verify_state_save=0 \
+    --output="$DEV_DEST/fio-read-pg$n.txt" \
+    || { cat "$DEV_DEST/fio-read-pg$n.txt" >&2; die "read-back after pg_num $n failed"; }
+done
 
 log "perf counters"
 total=0

@@ -5,6 +5,8 @@
 #
 #   dev_cluster_start OSDS MERGE [extra vstart -o options...]
 #   dev_cluster_stop
+#   dev_pg_num POOL N   change pg_num (the manager splits or merges PGs)
+#                       and wait until it is done and every PG is active+clean
 #   dev_osd_kill N / dev_osd_start N / dev_osds_up
 #   $CEPH (the Reef ceph CLI), $DEV_DEST (the cluster's directory)
 
@@ -32,13 +34,20 @@ dev_cluster_start() {
   done
   DEV_DEST=$(mktemp -d /var/tmp/mimstore-dev.XXXXXX)
   dev_cluster_env
+  # The autoscaler off: pg_num changes only when a test asks for one.
   local opts=(-o "osd journal size = 512" -o "mimstore merge = $merge"
               -o "mimstore journal throughput = 1000000000"
-              -o "osd pool default size = 2")
+              -o "osd pool default size = 2"
+              -o "osd pool default pg autoscale mode = off")
   for c in "$@"; do opts+=(-o "$c"); done
-  log "starting vstart: 1 mon, $osds mimstore OSDs (merge $merge) in $DEV_DEST"
+  # A manager, as in every real cluster: it reports PG states and carries
+  # out pg_num changes (PG split and merge). DEV_MGR=0 leaves it out.
+  local mgr=${DEV_MGR:-1}
+  [ "$mgr" = 0 ] || [ -x "$BIN/ceph-mgr" ] ||
+    die "no ceph-mgr in $CEPH_BUILD_DIR (rebuild with cmake/ceph-build.sh)"
+  log "starting vstart: 1 mon, $mgr mgr, $osds mimstore OSDs (merge $merge) in $DEV_DEST"
   (cd "$CEPH_BUILD_DIR" &&
-   MON=1 OSD=$osds MGR=0 MDS=0 RGW=0 NFS=0 CEPH_PORT=$((41000 + RANDOM % 2000)) \
+   MON=1 OSD=$osds MGR=$mgr MDS=0 RGW=0 NFS=0 CEPH_PORT=$((41000 + RANDOM % 2000)) \
      "$CEPH_SOURCE_DIR/src/vstart.sh" -n -x --mimstore --without-dashboard \
      --nolockdep "${opts[@]}" >"$DEV_DEST/vstart.log" 2>&1) ||
     { tail -40 "$DEV_DEST/vstart.log" >&2; die "vstart failed"; }
@@ -74,6 +83,35 @@ dev_pool_create() {  # dev_pool_create NAME PGS SIZE
     sleep 2
   done
   die "pool $1 did not become usable"
+}
+
+# pg_num, pgp_num and the target of POOL, and whether every PG of it is
+# active+clean: "PG_NUM PGP_NUM TARGET CLEAN(0|1)".
+dev_pool_pg_state() {
+  local j p
+  j=$($CEPH osd pool ls detail -f json 2>/dev/null) || return 1
+  p=$($CEPH pg ls-by-pool "$1" -f json 2>/dev/null) || return 1
+  /usr/bin/python3 -c '
+import json, sys
+pools = json.loads(sys.argv[1]); pgs = json.loads(sys.argv[2])
+pool = [x for x in pools if x["pool_name"] == sys.argv[3]][0]
+stats = pgs["pg_stats"] if isinstance(pgs, dict) else pgs
+clean = len(stats) == pool["pg_num"] and all(
+    s["state"] == "active+clean" for s in stats)
+print(pool["pg_num"], pool["pg_placement_num"], pool["pg_num_target"],
+      int(clean))' "$j" "$p" "$1"
+}
+
+dev_pg_num() {  # dev_pg_num POOL N [TIMEOUT]
+  local pool=$1 n=$2 timeout=${3:-600} t=0 st=""
+  $CEPH osd pool set "$pool" pg_num "$n" >/dev/null
+  while :; do
+    st=$(dev_pool_pg_state "$pool" || true)
+    [ "$st" = "$n $n $n 1" ] && return 0
+    [ $t -ge "$timeout" ] &&
+      die "pg_num of $pool did not reach $n in $timeout s (pg_num pgp_num target clean: $st)"
+    sleep 3; t=$((t + 3))
+  done
 }
 
 dev_osd_pid() { cat "$DEV_DEST/out/osd.$1.pid" 2>/dev/null; }
