@@ -170,7 +170,7 @@ log "estimated duration: ~$((total_s / 60)) min; results: $results"
 require_root
 require_cmds fio rbd rados ceph ceph-authtool uuidgen ss jq timeout "$PY"
 fio --enghelp 2>/dev/null | grep -qw rbd || die "fio has no rbd engine (Debian 12's fio has it: sudo qa/setup.sh)"
-"$PY" -c 'import matplotlib, numpy' 2>/dev/null || die "$PY lacks matplotlib/numpy (sudo qa/setup.sh)"
+"$PY" -c 'import matplotlib, numpy' 2>/dev/null || die "$PY lacks matplotlib/numpy (run qa/setup.sh as root: it makes $MIMSTORE_VENV)"
 tb_init "$workdir"
 mkdir -p "$results/runs" "$results/logs"
 : >"$results/failures.txt"

@@ -15,9 +15,15 @@
 #   ceph-common         rbd / rados / ceph-authtool CLIs (talk to Reef clusters too)
 #   fio                 3.33, with the rbd ioengine
 #   xfsprogs util-linux mkfs.xfs, losetup, mount
-#   python3-matplotlib python3-numpy python3-pytest   analysis, plots, unit tests
-#                       (used with Debian's /usr/bin/python3)
+#   python3-venv python3-pytest  the harness's venv (numpy, matplotlib from
+#                       PyPI, pinned in qa/requirements.txt: Debian 12's
+#                       python3-matplotlib is removed by the Ceph build
+#                       dependencies' Boost 1.81) and unit tests
 #   (shellcheck)        optional, only for developers linting qa/*.sh
+#
+# Ends by checking that everything the main job (qa/bench.sh) needs is still
+# there after all installs: commands, the venv's imports, fio's rbd engine,
+# the Ceph build.
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 build=1
@@ -29,12 +35,12 @@ for a in "$@"; do
 done
 
 if [[ $(id -u) -ne 0 ]]; then
-  echo "setup.sh: must run as root (sudo qa/setup.sh)" >&2
+  echo "setup.sh: must run as root (it installs packages; use sudo if you are not root)" >&2
   exit 1
 fi
 
 pkgs=(ceph-mon ceph-osd ceph-common fio xfsprogs util-linux
-      python3-matplotlib python3-numpy python3-pytest)
+      python3-venv python3-numpy python3-pytest)
 optional=(shellcheck)
 
 missing=()
@@ -65,21 +71,42 @@ else
     echo "setup.sh: optional ${optional[*]} not installed (only needed for linting)"
 fi
 
-# Sanity: the pieces the harness relies on.
+"$REPO/cmake/install-deps.sh" core
+"$REPO/cmake/install-deps.sh" ceph
+
+# The harness's python packages, in a venv of Debian's python3 (the ceph CLI
+# and the build keep using /usr/bin/python3 itself).
+VENV=${MIMSTORE_WORKDIR:-/var/tmp/mimstore}/venv
+if ! "$VENV/bin/python" -c 'import matplotlib, numpy' 2>/dev/null; then
+  echo "setup.sh: making $VENV (numpy, matplotlib from PyPI)"
+  /usr/bin/python3 -m venv "$VENV"
+  "$VENV/bin/pip" install -q --disable-pip-version-check \
+    -r "$REPO/qa/requirements.txt"
+fi
+
+if [[ $build == 1 ]]; then
+  "$REPO/cmake/ceph-build.sh"
+fi
+
+# Everything the main job needs, checked after every install above (a later
+# install can remove what an earlier one brought).
 fail=0
 for c in ceph-mon ceph-osd monmaptool ceph-authtool rbd rados fio mkfs.xfs losetup; do
   command -v "$c" >/dev/null || { echo "setup.sh: $c not found" >&2; fail=1; }
 done
-/usr/bin/python3 -c 'import matplotlib, numpy' ||
-  { echo "setup.sh: python3-matplotlib/numpy not importable by /usr/bin/python3" >&2; fail=1; }
+"$VENV/bin/python" -c 'import matplotlib, numpy' ||
+  { echo "setup.sh: $VENV cannot import matplotlib/numpy" >&2; fail=1; }
 fio --enghelp 2>/dev/null | grep -qw rbd ||
   { echo "setup.sh: this fio has no rbd ioengine" >&2; fail=1; }
 [[ -d /sys/fs/cgroup/blkio ]] ||
   echo "setup.sh: warning: no cgroup-v1 blkio controller at /sys/fs/cgroup/blkio (HDD throttle unavailable)" >&2
-[[ $fail == 0 ]] || exit 1
-
-"$REPO/cmake/install-deps.sh" core
-"$REPO/cmake/install-deps.sh" ceph
 if [[ $build == 1 ]]; then
-  "$REPO/cmake/ceph-build.sh"
+  source "$REPO/cmake/common.sh"
+  for b in ceph-osd ceph-mon ceph-mgr ceph_test_objectstore ceph_test_mimstore ceph_test_rados; do
+    [[ -x $CEPH_BUILD_DIR/bin/$b ]] || { echo "setup.sh: $CEPH_BUILD_DIR/bin/$b missing" >&2; fail=1; }
+  done
+  ldd "$CEPH_BUILD_DIR/bin/ceph-osd" | grep -q tcmalloc ||
+    { echo "setup.sh: ceph-osd is not linked with tcmalloc" >&2; fail=1; }
 fi
+[[ $fail == 0 ]] || exit 1
+echo "setup.sh: ready (run qa/bench.sh for the main job, qa/run-tests.sh for the tests)"

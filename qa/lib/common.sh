@@ -4,7 +4,17 @@
 
 QA_DIR=${QA_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 REPO_DIR=${REPO_DIR:-$(cd "$QA_DIR/.." && pwd)}
-PY=${PY:-/usr/bin/python3}          # Debian's, which has numpy/matplotlib
+# The harness's python: the venv qa/setup.sh makes (pinned numpy and
+# matplotlib from PyPI; Debian's python3-matplotlib is removed by the Ceph
+# build dependencies' Boost), else Debian's.
+MIMSTORE_VENV=${MIMSTORE_VENV:-${MIMSTORE_WORKDIR:-/var/tmp/mimstore}/venv}
+if [[ -z ${PY:-} ]]; then
+  if [[ -x $MIMSTORE_VENV/bin/python ]]; then
+    PY=$MIMSTORE_VENV/bin/python
+  else
+    PY=/usr/bin/python3
+  fi
+fi
 
 # Where the Reef build and source live (same defaults as cmake/common.sh).
 MIMSTORE_BUILD_DIR=${MIMSTORE_BUILD_DIR:-/var/tmp/mimstore/build}
