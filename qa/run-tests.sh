@@ -149,18 +149,34 @@ if [ -z "$ceph_tier_reason" ]; then
     }
     run_step "ceph_test_objectstore on mimstore, merge on" objectstore_suite true
     run_step "ceph_test_objectstore on mimstore, merge off" objectstore_suite false
+    run_step "ops crash tests (death inside split, merge, rename; clone replay)" \
+      "$BIN/ceph_test_mimstore" --gtest_brief=1 \
+      --gtest_filter='*OpsCrash*:*SplitCrash*:*MergeCrash*' \
+      --log-file="$TESTDIR/ops_crash.log"
     run_step "crash loop (power loss at walking I/O points, merge on and off)" \
       "$REPO/qa/crash/crash-loop.sh" "$MODE"
-    run_step "vstart smoke test (1 mon, 3 mimstore OSDs)" \
+    run_step "vstart smoke test (1 mon, 1 mgr, 3 mimstore OSDs, pg_num up and down)" \
       "$REPO/qa/vstart-smoke.sh"
     if [ "$MODE" = long ]; then
       run_step "kill -9 under load (vstart, fio verify), merge on" \
         "$REPO/qa/crash/kill9-cycles.sh" --cycles 20 --merge true
       run_step "kill -9 under load (vstart, fio verify), merge off" \
         "$REPO/qa/crash/kill9-cycles.sh" --cycles 20 --merge false
+      for size in 1 2; do
+        for merge in true false; do
+          run_step "ceph_test_rados, OSDs killed with -9, pool size $size, merge $merge, 20 min" \
+            "$REPO/qa/crash/rados-thrash.sh" --size $size --merge $merge \
+            --minutes 20
+        done
+      done
+      run_step "ceph_test_rados, OSDs killed with -9 and pg_num changes, 10 min" \
+        "$REPO/qa/crash/rados-thrash.sh" --size 2 --merge true \
+        --minutes 10 --pg-changes
     else
       run_step "kill -9 under load (vstart, fio verify), 5 cycles" \
         "$REPO/qa/crash/kill9-cycles.sh" --cycles 5 --merge true
+      run_step "ceph_test_rados, OSDs killed with -9 (short)" \
+        "$REPO/qa/crash/rados-thrash.sh" --size 2 --merge true --ops 1500
     fi
   fi
 fi
