@@ -102,6 +102,20 @@ core_tsan() {
     TSAN_OPTIONS="halt_on_error=1" "$CORE_BUILD/tsan/mimcore_concurrency_tests" \
       --gtest_brief=1
 }
+diskemu_tests() {
+  # The HDD emulator (qa/diskemu): its model on a virtual clock, then the
+  # FUSE daemon under a loop device with XFS and a power cut (test-fuse.sh
+  # says SKIP where there is no /dev/fuse or no root).
+  cmake -S "$REPO/qa/diskemu" -B "$CORE_BUILD/diskemu" -G Ninja >/dev/null &&
+    ninja -C "$CORE_BUILD/diskemu" &&
+    "$CORE_BUILD/diskemu/diskemu_tests" --gtest_brief=1 || return 1
+  # A skipped test is not a passed one.
+  local out
+  out=$("$REPO/qa/diskemu/test-fuse.sh" "$CORE_BUILD/diskemu" 2>&1)
+  local rc=$?
+  echo "$out"
+  [ "$rc" = 0 ] && ! grep -q '^SKIP:' <<<"$out"
+}
 py_tests() {
   (cd "$REPO/qa" && $PY -m unittest -q test_hddmodel test_analyze)
 }
@@ -111,6 +125,7 @@ py_tests() {
 run_step "core build" core_build
 run_step "core tests (gtest)" core_tests
 run_step "core concurrency tests under ThreadSanitizer" core_tsan
+run_step "HDD emulator tests (model, FUSE + loop + XFS, power cut)" diskemu_tests
 run_step "harness python tests" py_tests
 CEPH_FREE_FAILED=$FAILED
 
