@@ -89,7 +89,9 @@ std::string read_all(ObjectStore* s, const coll_t& cid, const ghobject_t& o)
 
 /// Run `body` in a forked child on a mounted store; the child exits 0 when
 /// body returns (without umount: like kill -9 after the last commit), or
-/// wherever body's hook calls _exit(0). Returns the wait status.
+/// wherever body's hook calls _exit(0). Returns the wait status. A body
+/// that needs its last transaction applied, not only committed (journaled),
+/// before the kill flushes its handle: commit comes before apply.
 int in_child(const StoreDir& d,
              const std::function<void(std::unique_ptr<ObjectStore>&)>& body)
 {
@@ -162,6 +164,7 @@ TEST_P(MIMStoreOpsCrash, MergeKeepsCachedWritesToDest)
     Transaction m;
     m.merge_collection(C, D, 1);
     apply(s, dh, std::move(m));
+    dh->flush();  // applied (not only committed) before the kill
   });
   ASSERT_TRUE(exited_ok(st)) << st;
   auto s = make_store(d);
@@ -203,6 +206,7 @@ TEST_P(MIMStoreOpsCrash, MergeSourceNotRecreated)
     Transaction w;
     w.write(D, X, 0, 4096, fill(4096, 'z'));
     apply(s, dh, std::move(w));
+    dh->flush();  // applied (not only committed) before the kill
   });
   ASSERT_TRUE(exited_ok(st)) << st;
   auto s = make_store(d);
@@ -369,12 +373,18 @@ TEST_P(MIMStoreOpsCrash, CloneSourceRemovedLater)
     ASSERT_EQ(0, s->mkfs());
   }
   int st = in_child(d, [&](std::unique_ptr<ObjectStore>& up) {
+    {
+      auto ch = up->create_new_collection(C);
+      Transaction t;
+      t.create_collection(C, 0);
+      t.write(C, A, 0, 4096, fill(4096, 'a'));
+      apply(up.get(), ch, std::move(t));
+    }
+    checkpoint(up);  // A's creation is behind the checkpoint: not replayed
     ObjectStore* s = up.get();
-    auto ch = s->create_new_collection(C);
+    auto ch = s->open_collection(C);
     Transaction t;
-    t.create_collection(C, 0);
     t.write(C, W, 0, 4096, fill(4096, 'w'));  // holds the checkpoint
-    t.write(C, A, 0, 4096, fill(4096, 'a'));
     apply(s, ch, std::move(t));
     Transaction cl;
     cl.clone(C, A, B);
@@ -383,6 +393,7 @@ TEST_P(MIMStoreOpsCrash, CloneSourceRemovedLater)
     rm.remove(C, A);
     rm.remove(C, B);
     apply(s, ch, std::move(rm));
+    ch->flush();  // applied (not only committed) before the kill
   });
   ASSERT_TRUE(exited_ok(st)) << st;
   // The mount runs in a child too: before the fix it aborted.

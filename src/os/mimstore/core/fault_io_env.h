@@ -17,10 +17,20 @@
  *      in reverse order, each one independently kept, dropped (pre-image
  *      and old size restored) or torn (a random subset of its 512-byte
  *      sectors reverted), chosen by a seeded RNG;
- *  (c) crash at the Nth I/O (pwritev, fsync/fdatasync/syncfs, aio submit;
- *      the Nth is not performed): roll back as in (b), then call the crash
+ *  (c) crash at the Nth I/O (pwritev, fsync/fdatasync/syncfs, aio submit,
+ *      and with meta=xfs the metadata operations of (d); the Nth is not
+ *      performed): roll back as in (b) and (d), then call the crash
  *      callback (a forked store child passes _exit; tests may throw or set
- *      a flag). After a crash every call except close() fails with -EIO.
+ *      a flag). After a crash every call except close() fails with -EIO;
+ *  (d) with meta=xfs (opt-in), model XFS's metadata log: file creation
+ *      (open with O_CREAT of a name that did not exist), mkdir, rmdir,
+ *      unlink, rename, link, fsetxattr, fremovexattr, clone_file and
+ *      clone_range form one ordered sequence. Any successful fsync or
+ *      fdatasync (of any file or directory), syncfs, or write through an
+ *      O_DSYNC fd forces the log: every earlier metadata op is durable.
+ *      At a crash the ops after the last force are cut at a seeded point:
+ *      a prefix is kept, the rest undone newest first, interleaved with
+ *      (b)'s write rollback in issue order.
  *
  * Durability model:
  *  - fsync/fdatasync of any fd of a file makes durable that file's writes
@@ -29,8 +39,22 @@
  *    filesystems: a simplification).
  *  - writes through an O_DSYNC/O_SYNC fd are durable when they complete.
  *  - O_DIRECT alone is not durable (the device has a volatile cache).
- *  - Limitation: rename, unlink, link, mkdir, rmdir, xattrs, file creation
- *    and clones are durable at once; they are never rolled back.
+ *  - meta=off (default): rename, unlink, link, mkdir, rmdir, xattrs, file
+ *    creation and clones are durable at once; they are never rolled back.
+ *  - meta=xfs: as (d). XFS puts directory entries in the same log, so an
+ *    fsync of the directory and an fsync of any other file are the same
+ *    log force (ext4 data=ordered is similar: one journal); a missing
+ *    directory fsync is NOT caught, though a filesystem without ordered
+ *    metadata would need it. fdatasync forces the log only if the file's
+ *    metadata changed on real XFS; here it always does. A reaped O_DSYNC
+ *    aio write covers the ops issued before it was submitted.
+ *    Undo works on the real filesystem: an unlinked file (or a file
+ *    replaced by rename) is first hard-linked into a hidden trash
+ *    directory, TRASH_DIR under the first directory this env saw on that
+ *    filesystem (else next to the file); the link goes once the op is
+ *    durable, and the trash directory once it is empty. list_dir hides
+ *    it. An op that cannot be undone (the trash link failed) is kept at a
+ *    crash, and with it every earlier op. O_TRUNC at open is not modelled.
  *  - Files are told apart by (st_dev, st_ino); a block device is treated as
  *    a file whose size never changes.
  *  - Each file with unsynced writes keeps a private O_RDWR fd open (for
@@ -45,6 +69,7 @@
  *   item   := "crash_at=" N          crash at the Nth counted I/O (1-based)
  *           | "seed=" N              RNG seed for crash outcomes (default 0)
  *           | "mode=" mode           outcome of each unsynced write
+ *           | "meta=" ("xfs"|"off")  metadata crash model (default off)
  *           | "fail=" rule           may repeat
  *   mode   := "random" | "drop" | "keep" | "tear"
  *   rule   := ops ":" [path] ":" err "@" N ["+"]
@@ -54,12 +79,15 @@
  *   err    := "eio" | "enospc" | "edquot" | "erofs" | "efbig" | decimal errno
  *
  * e.g. "crash_at=1234,seed=7,mode=tear", "fail=write:journal:eio@5",
- * "fail=sync::eio@3+" (every sync from the 3rd on). `path` is a substring
- * of the path the fd was opened with (or of a metadata op's path); empty
- * matches all; it cannot contain ',' or ':'. "write" is pwritev only, "aio"
- * is aio_submit_write (the failure is delivered as the completion result),
- * "sync" and "fsync" both mean fsync, fdatasync and syncfs, "trunc" is
- * ftruncate and fallocate, "meta" is rename, unlink, link, mkdir, rmdir.
+ * "fail=sync::eio@3+" (every sync from the 3rd on), "crash_at=99,meta=xfs".
+ * `path` is a substring of the path the fd was opened with (or of a
+ * metadata op's path); empty matches all; it cannot contain ',' or ':'.
+ * "write" is pwritev only, "aio" is aio_submit_write (the failure is
+ * delivered as the completion result), "sync" and "fsync" both mean fsync,
+ * fdatasync and syncfs, "trunc" is ftruncate and fallocate, "meta" is
+ * rename, unlink, link, mkdir, rmdir. With meta=xfs, `mode` also sets how
+ * many metadata ops survive a crash: all (keep), none that can be undone
+ * (drop), or a seeded random prefix (random, tear).
  */
 #pragma once
 
@@ -93,6 +121,26 @@ enum fault_op_t : uint32_t {
 
 enum class crash_mode_t { RANDOM, DROP, KEEP, TEAR };
 
+/// Crash model for namespace and inode metadata operations.
+enum class meta_model_t {
+  OFF,  ///< durable at once (the default)
+  XFS,  ///< one ordered log, forced by any fsync/fdatasync/syncfs
+};
+
+/// A metadata operation under meta=xfs, for crash reports.
+enum class meta_kind_t {
+  CREATE,       ///< open(O_CREAT) of a name that did not exist
+  MKDIR,
+  RMDIR,
+  UNLINK,
+  RENAME,
+  LINK,
+  SETXATTR,
+  REMOVEXATTR,
+  CLONE,        ///< clone_file or clone_range (of the destination)
+};
+const char* meta_kind_name(meta_kind_t k);
+
 struct fail_rule_t {
   uint32_t ops = FAULT_OP_ANY;  ///< fault_op_t bits
   std::string path;             ///< substring; empty matches every path
@@ -105,6 +153,7 @@ struct fault_spec_t {
   uint64_t crash_at = 0;        ///< 0: never
   uint64_t seed = 0;
   crash_mode_t mode = crash_mode_t::RANDOM;
+  meta_model_t meta = meta_model_t::OFF;
   std::vector<fail_rule_t> fails;
 };
 
@@ -123,6 +172,17 @@ class FaultIoEnv : public IoEnv {
     std::vector<bool> reverted; ///< TORN: per sector of [off, off+len),
                                 ///< split at 512-byte file offsets
   };
+  /// What crash() did to one metadata op that was not yet durable
+  /// (meta=xfs).
+  struct meta_rollback_t {
+    meta_kind_t kind = meta_kind_t::CREATE;
+    std::string path;      ///< rename/link: from; xattrs/clone: the file
+    std::string path2;     ///< rename/link: to; xattrs: the name
+    bool kept = false;     ///< in the kept prefix: not undone
+    bool undoable = true;  ///< false: could not be undone, so it and
+                           ///< every earlier op were kept
+    int err = 0;           ///< -errno: the undo failed (the op stays)
+  };
 
   /// `base` is not owned and must outlive this.
   explicit FaultIoEnv(IoEnv* base);
@@ -139,17 +199,29 @@ class FaultIoEnv : public IoEnv {
   void set_crash_callback(std::function<void()> cb);
   void set_seed(uint64_t seed);
   void set_crash_mode(crash_mode_t m);
+  /// Switching to OFF makes every pending metadata op durable.
+  void set_meta_model(meta_model_t m);
 
   /// Roll back every unsynced write now and fail all further I/O. Waits
   /// (up to a few seconds) for aio writes in flight in the base env first.
   void crash();
   bool crashed() const;
-  /// Counted I/Os attempted so far (pwritev, syncs, aio submits).
+  /// Counted I/Os attempted so far (pwritev, syncs, aio submits; with
+  /// meta=xfs also the metadata ops of the model).
   uint64_t io_count() const;
   /// Writes not yet durable.
   size_t unsynced_writes() const;
+  /// Metadata ops not yet durable (meta=xfs).
+  size_t unsynced_meta_ops() const;
   /// Per write undone or kept by the last crash, newest first.
   std::vector<rollback_t> last_crash_report() const;
+  /// Per metadata op undone or kept by the last crash, newest first (the
+  /// kept ones, the prefix, come last).
+  std::vector<meta_rollback_t> last_meta_report() const;
+
+  /// Name of the hidden directory holding unlinked files until their
+  /// unlink is durable (meta=xfs).
+  static constexpr const char* TRASH_DIR = ".faultio-trash";
 
   // IoEnv
   int open(const std::string& path, int flags, mode_t mode, int* fd) override;
@@ -174,6 +246,7 @@ class FaultIoEnv : public IoEnv {
   int link(const std::string& from, const std::string& to) override;
   int mkdir(const std::string& path, mode_t mode) override;
   int rmdir(const std::string& path) override;
+  /// With meta=xfs, TRASH_DIR is left out.
   int list_dir(const std::string& path,
                std::vector<std::string>* names) override;
   int clone_file(int src_fd, int dst_fd) override;
@@ -192,12 +265,15 @@ class FaultIoEnv : public IoEnv {
   int aio_inflight() override;
 
  private:
+  using inode_key_t = std::pair<dev_t, ino_t>;
   struct file_t {
     std::string path;        ///< as first opened
     int shadow_fd = -1;      ///< private O_RDWR fd; -1 if never writable
+    int meta_fd = -1;        ///< private fd (a dup) for undoing xattr ops
+                             ///< when there is no shadow_fd
     bool is_blk = false;
     int user_fds = 0;
-    size_t pending = 0;      ///< records below that refer to this file
+    size_t pending = 0;      ///< records and meta records referring to it
   };
   struct fd_t {
     std::shared_ptr<file_t> file;
@@ -217,6 +293,31 @@ class FaultIoEnv : public IoEnv {
     bool durable_on_completion = false;
     bool size_op = false;    ///< truncate/fallocate (never torn)
   };
+  /// A directory's attributes, to make it again (rmdir, rename over it).
+  struct dir_attrs_t {
+    mode_t mode = 0755;
+    std::vector<std::pair<std::string, std::string>> xattrs;
+  };
+  /// One metadata op not yet durable (meta=xfs), with what undoes it.
+  struct meta_rec_t {
+    uint64_t seq = 0;
+    meta_kind_t kind = meta_kind_t::CREATE;
+    std::string path;        ///< see meta_rollback_t
+    std::string path2;
+    inode_key_t key{};       ///< create/mkdir: at path; link/rename: at
+                             ///< path2; checked before the undo
+    bool undoable = true;
+    std::string trash;       ///< unlink, rename over a file: the victim's
+                             ///< link in the trash
+    bool restore_dir = false;  ///< rmdir, rename over a directory
+    dir_attrs_t dir;
+    inode_key_t dir_key{};   ///< the removed directory
+    std::shared_ptr<file_t> file;  ///< xattrs, clone: holds its fd open
+    bool had_value = false;  ///< xattrs: the name existed before
+    std::string value;       ///< xattrs: old value; clone: pre-image
+    uint64_t off = 0;        ///< clone: destination range start
+    uint64_t old_size = 0;   ///< clone: destination size before
+  };
   struct aio_op_t {
     void* cookie = nullptr;
     uint64_t seq = 0;        ///< record, 0 if none
@@ -233,7 +334,33 @@ class FaultIoEnv : public IoEnv {
   void mark_durable_locked(const file_t* file);  ///< nullptr: all files
   void drop_record_locked(std::map<uint64_t, record_t>::iterator it);
   void maybe_release_locked(const std::shared_ptr<file_t>& file);
+  void rollback_write_locked(record_t& rec, rollback_t* rep);
   int after_crash();  ///< calls the callback outside the lock; -EIO
+
+  // meta=xfs (all REQUIRE lock_)
+  bool meta_on_locked() const { return spec_.meta == meta_model_t::XFS; }
+  void note_home_locked(dev_t dev, const std::string& dir);
+  /// Hard-link `path` into the trash; "" if that failed.
+  std::string trash_link_locked(const std::string& path, dev_t dev,
+                                uint64_t seq);
+  /// One trash link less (unlinking it first if `remove`); the trash
+  /// directory goes when it is empty.
+  void trash_release_locked(const std::string& link, bool remove);
+  int capture_dir_locked(const std::string& path, dir_attrs_t* out);
+  int restore_dir_locked(const std::string& path, const dir_attrs_t& a,
+                         inode_key_t old_key);
+  /// The file_t of fd's inode with an fd of ours open on it; nullptr if
+  /// that failed.
+  std::shared_ptr<file_t> inode_handle_locked(int fd);
+  void add_meta_locked(meta_rec_t&& m);
+  /// The log force: every metadata op issued before `below_seq` is durable.
+  void force_meta_log_locked(uint64_t below_seq);
+  void finish_meta_locked(meta_rec_t& m);  ///< durable: free trash, fds
+  int undo_meta_locked(meta_rec_t& m);
+  int xattr_op_locked(int fd, const std::string& name, const void* val,
+                      size_t len, int flags, bool remove);
+  int clone_op_locked(int src_fd, uint64_t src_off, uint64_t len,
+                      int dst_fd, uint64_t dst_off, bool whole);
 
   IoEnv* const base_;  ///< constant after construction
 
@@ -250,6 +377,11 @@ class FaultIoEnv : public IoEnv {
   std::map<uint64_t, record_t> records_;   ///< by seq, i.e. issue order
   std::vector<std::pair<void*, ssize_t>> fake_completions_;
   std::vector<rollback_t> last_report_;
+  // meta=xfs
+  std::map<uint64_t, meta_rec_t> meta_ops_;   ///< by seq: not yet durable
+  std::map<dev_t, std::string> trash_home_;   ///< first dir seen per fs
+  std::map<std::string, int> trash_dirs_;     ///< trash dir -> its links
+  std::vector<meta_rollback_t> last_meta_report_;
 
   std::atomic<int> base_inflight_{0};  ///< aio writes submitted to base_
 };
