@@ -76,7 +76,7 @@ while :; do
   round=$((round + 1))
   log "round $round: ceph_test_rados, $OPS operations"
   if ! env LD_LIBRARY_PATH="$CEPH_BUILD_DIR/lib" "$BIN/ceph_test_rados" \
-       -c "$CEPH_CONF" --pool $POOL --max-ops "$OPS" --objects 50 \
+       --pool $POOL --max-ops "$OPS" --objects 50 \
        --max-in-flight 16 --size 4000000 --min-stride-size 400000 \
        --max-stride-size 800000 --max-seconds 0 \
        --op read 100 --op write 50 --op write_excl 50 --op append 30 \
