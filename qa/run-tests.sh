@@ -172,6 +172,8 @@ if [ -z "$ceph_tier_reason" ]; then
       "$REPO/qa/crash/crash-loop.sh" "$MODE"
     run_step "vstart smoke test (1 mon, 1 mgr, 3 mimstore OSDs, pg_num up and down)" \
       "$REPO/qa/vstart-smoke.sh"
+    run_step "copy_from then recovery keeps no stale omap (OSD patch 0007)" \
+      "$REPO/qa/crash/copyfrom-omap.sh" mimstore
     if [ "$MODE" = long ]; then
       run_step "kill -9 under load (vstart, fio verify), merge on" \
         "$REPO/qa/crash/kill9-cycles.sh" --cycles 20 --merge true

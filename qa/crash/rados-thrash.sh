@@ -9,15 +9,19 @@
 #
 #   qa/crash/rados-thrash.sh [--merge true|false] [--size 1|2]
 #                            [--ops N] [--minutes M] [--pg-changes]
+#                            [--debug]
 #
 # --ops: operations of ceph_test_rados (default 3000); --minutes: keep
 # running rounds of --ops until M minutes have passed (default: one round).
+# --debug: OSD logs at debug mimstore 15 and debug osd 10 (every store op,
+# replay decision, peering and recovery step), to find the cause of a failure.
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 source "$REPO/cmake/common.sh"
 source "$REPO/qa/lib/dev-cluster.sh"
 
 MERGE=true SIZE=2 OPS=3000 MINUTES=0 PGCHANGES=0
+EXTRA=()
 while [ $# -gt 0 ]; do
   case $1 in
     --merge) MERGE=$2; shift ;;
@@ -25,6 +29,7 @@ while [ $# -gt 0 ]; do
     --ops) OPS=$2; shift ;;
     --minutes) MINUTES=$2; shift ;;
     --pg-changes) PGCHANGES=1 ;;
+    --debug) EXTRA=("debug mimstore = 15" "debug osd = 10") ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -43,7 +48,7 @@ trap 'exit 130' INT TERM
 
 POOL=thrash
 # min_size 1: with pool size 2 a PG stays writable while one OSD is down.
-dev_cluster_start 3 "$MERGE" "osd pool default min size = 1"
+dev_cluster_start 3 "$MERGE" "osd pool default min size = 1" "${EXTRA[@]}"
 dev_pool_create $POOL 8 "$SIZE"
 $CEPH osd pool set $POOL min_size 1 >/dev/null
 log "3 OSDs, pool $POOL size $SIZE, merge $MERGE"

@@ -4,6 +4,8 @@
 # scratch directory. Sourced after cmake/common.sh.
 #
 #   dev_cluster_start OSDS MERGE [extra vstart -o options...]
+#                       DEV_STORE=bluestore: BlueStore OSDs instead (for
+#                       tests that compare; MERGE is then ignored)
 #   dev_cluster_stop
 #   dev_pg_num POOL N   change pg_num (the manager splits or merges PGs)
 #                       and wait until it is done and every PG is active+clean
@@ -45,10 +47,15 @@ dev_cluster_start() {
   local mgr=${DEV_MGR:-1}
   [ "$mgr" = 0 ] || [ -x "$BIN/ceph-mgr" ] ||
     die "no ceph-mgr in $CEPH_BUILD_DIR (rebuild with cmake/ceph-build.sh)"
-  log "starting vstart: 1 mon, $mgr mgr, $osds mimstore OSDs (merge $merge) in $DEV_DEST"
+  local store=${DEV_STORE:-mimstore}
+  case $store in
+    mimstore|bluestore) ;;
+    *) die "DEV_STORE=$store: mimstore or bluestore" ;;
+  esac
+  log "starting vstart: 1 mon, $mgr mgr, $osds $store OSDs (merge $merge) in $DEV_DEST"
   (cd "$CEPH_BUILD_DIR" &&
    MON=1 OSD=$osds MGR=$mgr MDS=0 RGW=0 NFS=0 CEPH_PORT=$((41000 + RANDOM % 2000)) \
-     "$CEPH_SOURCE_DIR/src/vstart.sh" -n -x --mimstore --without-dashboard \
+     "$CEPH_SOURCE_DIR/src/vstart.sh" -n -x --$store --without-dashboard \
      --nolockdep "${opts[@]}" >"$DEV_DEST/vstart.log" 2>&1) ||
     { tail -40 "$DEV_DEST/vstart.log" >&2; die "vstart failed"; }
   dev_wait_up "$osds" 120 || die "not all $osds OSDs came up"
