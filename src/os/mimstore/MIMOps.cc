@@ -317,7 +317,8 @@ void MIMStore::_do_transaction(Transaction& t, sn_t sn, uint32_t trans_num)
 // ---------------------------------------------------------------------------
 // helpers
 
-int MIMStore::_guard_cmp(const coll_t& cid, const ghobject_t* oid)
+int MIMStore::_guard_cmp(const coll_t& cid, const ghobject_t* oid,
+                         bool* born_later)
 {
   if (!replaying) {
     return 1;
@@ -361,6 +362,9 @@ int MIMStore::_guard_cmp(const coll_t& cid, const ghobject_t* oid)
     if (files->get_born(f, &g) == 0 && g > cur_spos) {
       dout(10) << "replay: skip " << cur_spos << " on " << *oid
                << ", created later at " << g << dendl;
+      if (born_later) {
+        *born_later = true;
+      }
       return -1;
     }
   }
@@ -377,8 +381,10 @@ void MIMStore::_set_replay_guard(const ObjectFDRef& f, const ghobject_t& oid,
 {
   // Earlier omap/xattr changes of the target must be durable before the
   // guard is, because replay skips them on the guard's word; stamping the
-  // omap header with this position makes DBObjectMap skip them too.
-  int r = in_progress ? 0 : omap->sync(&oid, &cur_spos);
+  // omap header with this position makes DBObjectMap skip them too. An
+  // in-progress guard skips them as well, but must not stamp: the op under
+  // way still has its own omap steps to redo at this position.
+  int r = in_progress ? omap->sync() : omap->sync(&oid, &cur_spos);
   if (r == 0) {
     r = files->set_guard(f, cur_spos, in_progress);
   }
@@ -492,6 +498,17 @@ int MIMStore::_take_cached_collection(const coll_t& cid)
 
 // ---------------------------------------------------------------------------
 // data ops
+
+namespace {
+
+bool object_exists(MIMStore::Collection* c, const ghobject_t& oid)
+{
+  std::shared_lock l(c->lock);
+  return c->exists && c->objects.count(oid);
+}
+
+}  // namespace
+
 
 int MIMStore::_touch(const coll_t& cid, const ghobject_t& oid)
 {
@@ -632,18 +649,26 @@ int MIMStore::_truncate(const coll_t& cid, const ghobject_t& oid,
 int MIMStore::_remove(const coll_t& cid, const ghobject_t& oid)
 {
   dout(15) << __func__ << " " << cid << " " << oid << dendl;
-  if (!_check_replay_guard(cid, &oid)) {
-    return 0;
+  // In replay, a remove whose file is gone, or whose name a later object
+  // already holds, still clears the omap at its position: the unlink (or
+  // the new file's birth mark) can be durable while RocksDB lost the clear
+  // with its unsynced writes, and the old object's keys would then come
+  // back. DBObjectMap skips the clear where a later guard stamped the
+  // header; the new object's own omap ops come after and are replayed.
+  bool born_later = false;
+  if (_guard_cmp(cid, &oid, &born_later) <= 0) {
+    return born_later ? _replay_omap_clear(oid) : 0;
   }
   auto c = _get_collection(cid);
-  if (!c) {
-    return -ENOENT;
-  }
-  {
-    std::shared_lock l(c->lock);
-    if (!c->exists || !c->objects.count(oid)) {
-      return -ENOENT;
+  if (!c || !object_exists(c.get(), oid)) {
+    if (replaying && !_object_anywhere(oid)) {
+      // (an object a later split or merge moved elsewhere keeps its omap)
+      int r = _replay_omap_clear(oid);
+      if (r < 0) {
+        return r;
+      }
     }
+    return -ENOENT;
   }
   string fname = object_file_name(oid);
   std::lock_guard ol(_obj_lock(c->name, fname));
@@ -664,18 +689,29 @@ int MIMStore::_remove(const coll_t& cid, const ghobject_t& oid)
   return 0;
 }
 
-// ---------------------------------------------------------------------------
-// xattrs
-
-namespace {
-
-bool object_exists(MIMStore::Collection* c, const ghobject_t& oid)
+bool MIMStore::_object_anywhere(const ghobject_t& oid)
 {
-  std::shared_lock l(c->lock);
-  return c->exists && c->objects.count(oid);
+  std::shared_lock l(coll_lock);
+  for (auto& [cid, c] : coll_map) {
+    if (object_exists(c.get(), oid)) {
+      return true;
+    }
+  }
+  return false;
 }
 
-}  // namespace
+int MIMStore::_replay_omap_clear(const ghobject_t& oid)
+{
+  int r = omap->clear(oid, &cur_spos);
+  if (r == 0) {
+    dout(10) << "replay: cleared the omap of " << oid << " at " << cur_spos
+             << dendl;
+  }
+  return r == -ENOENT ? 0 : r;
+}
+
+// ---------------------------------------------------------------------------
+// xattrs
 
 int MIMStore::_setattrs(const coll_t& cid, const ghobject_t& oid,
                         std::map<string, bufferptr>& aset)

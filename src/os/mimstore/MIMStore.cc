@@ -25,6 +25,7 @@
 #include "include/stringify.h"
 #include "kv/KeyValueDB.h"
 
+#include "CrashRocksEnv.h"
 #include "MIMJournal.h"
 #include "ObjectFiles.h"
 #include "ObjectName.h"
@@ -252,8 +253,12 @@ int MIMStore::_open_io()
     int r = f->set_spec(conf.debug_fault, &err);
     // A crash point acts like power loss: unsynced writes are rolled back
     // by the seam, then the process dies without any cleanup.
+    // RocksDB's files go too (its Env is set up in _open_db).
     CephContext* c = cct;
-    f->set_crash_callback([c] {
+    f->set_crash_callback([this, c] {
+      if (auto e = rocks_crash_env.load()) {
+        e->crash();
+      }
       c->_log->flush();  // the log of the moments before the "power loss"
       ::_exit(77);
     });
@@ -299,11 +304,25 @@ int MIMStore::_open_db(bool create)
       return r;
     }
   }
-  db = KeyValueDB::create(cct, "rocksdb", dir);
+  CrashRocksEnv* env = nullptr;
+  if (io_fault) {
+    // Under fault injection RocksDB loses what it had not synced, too.
+    mim::fault_spec_t spec;
+    std::string err;
+    mim::parse_fault_spec(conf.debug_fault, &spec, &err);  // checked before
+    env = new CrashRocksEnv(
+      rocksdb::Env::Default(), spec.seed,
+      spec.mode == mim::crash_mode_t::DROP ? CrashRocksEnv::Mode::DROP :
+      spec.mode == mim::crash_mode_t::KEEP ? CrashRocksEnv::Mode::KEEP :
+      CrashRocksEnv::Mode::RANDOM);
+  }
+  db = KeyValueDB::create(cct, "rocksdb", dir, {}, env);
   if (!db) {
+    delete env;
     derr << "cannot create a rocksdb instance at " << dir << dendl;
     return -EIO;
   }
+  rocks_crash_env = env;  // db owns it from here
   db->init(conf.rocksdb_options);
   db->set_cache_size(conf.db_cache_bytes);
   std::stringstream err;
@@ -330,6 +349,7 @@ int MIMStore::_open_db(bool create)
 
 void MIMStore::_close_db()
 {
+  rocks_crash_env = nullptr;  // RocksDBStore deletes it with db
   // DBObjectMap owns the KeyValueDB (ObjectMap's scoped_ptr).
   if (omap) {
     omap.reset();

@@ -73,6 +73,7 @@
 class KeyValueDB;
 
 namespace mimstore {
+class CrashRocksEnv;
 class MIMJournal;
 class ObjectFiles;
 class ObjectFD;
@@ -370,10 +371,16 @@ class MIMStore : public ObjectStore {
   // op helpers (MIMOps.cc)
   /// Replay guards, compared with cur_spos: 1 apply, 0 this op was under
   /// way (in-progress guard at this position), -1 skip (done before).
-  /// Live (not replaying): always 1.
-  int _guard_cmp(const coll_t& cid, const ghobject_t* oid);
+  /// Live (not replaying): always 1. *born_later: skipped because the
+  /// object's file was created after this op (a later incarnation).
+  int _guard_cmp(const coll_t& cid, const ghobject_t* oid,
+                 bool* born_later = nullptr);
   /// true if the op must be applied (_guard_cmp > 0).
   int _check_replay_guard(const coll_t& cid, const ghobject_t* oid);
+  /// Replay: redo a remove's omap clear the files no longer show.
+  int _replay_omap_clear(const ghobject_t& oid);
+  /// Whether any collection holds the object now.
+  bool _object_anywhere(const ghobject_t& oid);
   void _set_replay_guard(const ObjectFDRef& f, const ghobject_t& oid,
                          bool in_progress = false);
   /// REQUIRES: every earlier op on cid is durable but for the merge
@@ -419,6 +426,9 @@ class MIMStore : public ObjectStore {
   std::unique_ptr<mimstore::ObjectFiles> files;
   std::unique_ptr<mimstore::MIMJournal> journal;
   KeyValueDB* db = nullptr;  ///< owned by omap once that exists
+  /// RocksDB's files under the crash model, when io_fault is configured;
+  /// owned by db (RocksDBStore deletes its Env), cleared before db goes.
+  std::atomic<mimstore::CrashRocksEnv*> rocks_crash_env{nullptr};
   std::unique_ptr<DBObjectMap> omap;
 
   std::unique_ptr<mim::Htmll> htmll;

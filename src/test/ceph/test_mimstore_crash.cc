@@ -286,8 +286,10 @@ TEST_P(MIMStoreCrash, PowerLossAtWalkingIOPoints)
         found = true;
         break;
       }
-      if (k == size_t(r.acked)) {
-        first_diff = diff;
+      if (k < size_t(r.acked) + 4) {
+        // the states just after the acknowledged prefix: the replayed
+        // but unacknowledged transactions may be among them
+        first_diff += "\n  after " + std::to_string(k) + ": " + diff;
       }
     }
     std::string hint;
@@ -317,8 +319,8 @@ TEST_P(MIMStoreCrash, PowerLossAtWalkingIOPoints)
       }
     }
     EXPECT_TRUE(found) << r.acked << " transactions acknowledged; the store "
-                       << "matches no reference state from there on; vs "
-                       << "the acknowledged prefix: " << first_diff << hint;
+                       << "matches no reference state from there on:"
+                       << first_diff << hint;
     if (!found) {
       ++lost;
     }

@@ -1,0 +1,96 @@
+// -*- mode:C++; tab-width:8; c-basic-offset:2; indent-tabs-mode:t -*-
+// vim: ts=8 sw=2 smarttab
+/*
+ * mimstore: the power-loss model for the omap database (RocksDB).
+ *
+ * Under fault injection (mimstore_debug_fault with a crash point) the
+ * store's own files go through mim::FaultIoEnv, which rolls back what was
+ * not synced when the "power" goes. RocksDB writes its files itself; this
+ * rocksdb::Env, handed to KeyValueDB::create the way BlueStore hands over
+ * BlueRocksEnv, puts them under the same model:
+ *
+ *  - every writable file (WAL, MANIFEST, SST, CURRENT's temp file, a
+ *    recycled WAL) remembers how far it was appended and how far it was
+ *    synced (Sync/Fsync; RangeSync is not durability);
+ *  - crash() cuts each such file at a seeded point between its synced
+ *    length and its written length (mode "drop": at the synced length;
+ *    "keep": nothing is cut), as a volatile write cache would;
+ *  - from crash() on, every append, sync and namespace change fails with
+ *    IOError, so no RocksDB thread can write after the cut.
+ *
+ * Namespace operations (create, rename, delete) are durable at once, as
+ * with FaultIoEnv's meta=off; a file created but never synced is left
+ * empty. A recycled WAL is cut to its synced length like any other file,
+ * where a real crash would leave the old log's bytes after it: RocksDB
+ * reads both as the end of the log.
+ *
+ * Locking: `lock` (shared by every write and sync, exclusive in crash())
+ * makes the cut atomic against RocksDB's threads; `files_lock` guards
+ * `files` (RocksDB may sync a WAL from one thread while another appends).
+ * Order: lock, then files_lock.
+ */
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <shared_mutex>
+#include <string>
+
+#include <rocksdb/env.h>
+
+namespace mimstore {
+
+class CrashRocksEnv : public rocksdb::EnvWrapper {
+ public:
+  enum class Mode { RANDOM, DROP, KEEP };
+
+  CrashRocksEnv(rocksdb::Env* base, uint64_t seed, Mode mode);
+
+  /// The power goes: cut every file to what a disk could hold now, then
+  /// fail everything. Called from FaultIoEnv's crash callback, before
+  /// _exit. Returns the number of files cut short.
+  int crash();
+
+  rocksdb::Status NewWritableFile(
+    const std::string& f, std::unique_ptr<rocksdb::WritableFile>* r,
+    const rocksdb::EnvOptions& o) override;
+  rocksdb::Status ReopenWritableFile(
+    const std::string& f, std::unique_ptr<rocksdb::WritableFile>* r,
+    const rocksdb::EnvOptions& o) override;
+  rocksdb::Status ReuseWritableFile(
+    const std::string& f, const std::string& old_f,
+    std::unique_ptr<rocksdb::WritableFile>* r,
+    const rocksdb::EnvOptions& o) override;
+  rocksdb::Status RenameFile(const std::string& src,
+                             const std::string& dst) override;
+  rocksdb::Status DeleteFile(const std::string& f) override;
+
+  // For the wrapped files.
+  struct FileState {
+    uint64_t written = 0;  ///< bytes appended (end of file as written)
+    uint64_t synced = 0;   ///< bytes durable
+  };
+  /// REQUIRES: io_lock() shared.
+  bool crashed() const { return is_crashed; }
+  std::shared_mutex& io_lock() { return lock; }
+  /// The file was written up to `end`. REQUIRES: io_lock() shared.
+  void note_write(const std::string& f, uint64_t end);
+  /// The file is durable up to `end`. REQUIRES: io_lock() shared.
+  void note_sync(const std::string& f, uint64_t end);
+
+ private:
+  /// Track a file opened for writing at `start` (0: created or recycled).
+  void track(const std::string& f, uint64_t start);
+
+  std::shared_mutex lock;
+  bool is_crashed = false;                  ///< GUARDED_BY(lock)
+  std::mutex files_lock;
+  std::map<std::string, FileState> files;  ///< by path; GUARDED_BY(files_lock)
+  std::mt19937_64 rng;                      ///< used in crash() only
+  Mode mode;
+};
+
+}  // namespace mimstore
