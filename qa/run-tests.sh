@@ -170,6 +170,17 @@ if [ -z "$ceph_tier_reason" ]; then
       --log-file="$TESTDIR/ops_crash.log"
     run_step "crash loop (power loss at walking I/O points, merge on and off)" \
       "$REPO/qa/crash/crash-loop.sh" "$MODE"
+    # The same with XFS's metadata log modelled: 60 points here, 200 for
+    # each of three seeds in --long.
+    if [ "$MODE" = long ]; then
+      for seed in 1 2 3; do
+        run_step "crash loop, XFS metadata model, seed $seed" \
+          "$REPO/qa/crash/crash-loop.sh" --seed $seed --meta xfs
+      done
+    else
+      run_step "crash loop, XFS metadata model (60 points)" \
+        "$REPO/qa/crash/crash-loop.sh" --points 60 --meta xfs
+    fi
     run_step "vstart smoke test (1 mon, 1 mgr, 3 mimstore OSDs, pg_num up and down)" \
       "$REPO/qa/vstart-smoke.sh"
     run_step "copy_from then recovery keeps no stale omap (OSD patch 0007)" \
