@@ -17,11 +17,6 @@ namespace {
 using rocksdb::Slice;
 using rocksdb::Status;
 
-Status crashed_status()
-{
-  return Status::IOError("mimstore fault injection: crashed");
-}
-
 /// A RocksDB file that reports its appends and syncs to the env.
 class CrashFile : public rocksdb::WritableFileWrapper {
  public:
@@ -31,78 +26,68 @@ class CrashFile : public rocksdb::WritableFileWrapper {
       file(std::move(f)), end(start) {}
 
   Status Append(const Slice& data) override {
-    std::shared_lock l(env->io_lock());
-    if (env->crashed()) {
-      return crashed_status();
-    }
-    Status s = file->Append(data);
-    if (s.ok()) {
-      end += data.size();
-      env->note_write(path, end);
-    }
-    return s;
+    return env->unless_crashed([&] {
+      Status s = file->Append(data);
+      if (s.ok()) {
+        written_to(end + data.size());
+      }
+      return s;
+    });
   }
   Status Append(const Slice& data,
                 const rocksdb::DataVerificationInfo&) override {
     return Append(data);
   }
   Status PositionedAppend(const Slice& data, uint64_t off) override {
-    std::shared_lock l(env->io_lock());
-    if (env->crashed()) {
-      return crashed_status();
-    }
-    Status s = file->PositionedAppend(data, off);
-    if (s.ok()) {
-      end = std::max<uint64_t>(end, off + data.size());
-      env->note_write(path, end);
-    }
-    return s;
+    return env->unless_crashed([&] {
+      Status s = file->PositionedAppend(data, off);
+      if (s.ok()) {
+        written_to(std::max<uint64_t>(end, off + data.size()));
+      }
+      return s;
+    });
   }
   Status PositionedAppend(const Slice& data, uint64_t off,
                           const rocksdb::DataVerificationInfo&) override {
     return PositionedAppend(data, off);
   }
   Status Truncate(uint64_t size) override {
-    std::shared_lock l(env->io_lock());
-    if (env->crashed()) {
-      return crashed_status();
-    }
-    Status s = file->Truncate(size);
-    if (s.ok()) {
-      end = size;
-      env->note_write(path, end);
-    }
-    return s;
+    return env->unless_crashed([&] {
+      Status s = file->Truncate(size);
+      if (s.ok()) {
+        written_to(size);
+      }
+      return s;
+    });
   }
   Status Flush() override {
-    std::shared_lock l(env->io_lock());
-    return env->crashed() ? crashed_status() : file->Flush();
+    return env->unless_crashed([&] { return file->Flush(); });
   }
   Status Sync() override { return sync(false); }
   Status Fsync() override { return sync(true); }
   // Durability comes from Sync/Fsync only; RangeSync just starts writeback.
   Status RangeSync(uint64_t off, uint64_t n) override {
-    std::shared_lock l(env->io_lock());
-    return env->crashed() ? crashed_status() : file->RangeSync(off, n);
+    return env->unless_crashed([&] { return file->RangeSync(off, n); });
   }
   Status Close() override {
-    std::shared_lock l(env->io_lock());
     // Close flushes RocksDB's buffer to the OS (not to the disk).
-    return env->crashed() ? crashed_status() : file->Close();
+    return env->unless_crashed([&] { return file->Close(); });
   }
 
  private:
+  void written_to(uint64_t e) {
+    end = e;
+    env->note_write(path, e);
+  }
   Status sync(bool full) {
-    std::shared_lock l(env->io_lock());
-    if (env->crashed()) {
-      return crashed_status();
-    }
-    uint64_t upto = end;  // appends racing with the sync are not covered
-    Status s = full ? file->Fsync() : file->Sync();
-    if (s.ok()) {
-      env->note_sync(path, upto);
-    }
-    return s;
+    return env->unless_crashed([&] {
+      uint64_t upto = end;  // appends racing with the sync are not covered
+      Status s = full ? file->Fsync() : file->Sync();
+      if (s.ok()) {
+        env->note_sync(path, upto);
+      }
+      return s;
+    });
   }
 
   CrashRocksEnv* env;
@@ -136,91 +121,81 @@ rocksdb::Status CrashRocksEnv::NewWritableFile(
   const std::string& f, std::unique_ptr<rocksdb::WritableFile>* r,
   const rocksdb::EnvOptions& o)
 {
-  std::shared_lock l(lock);
-  if (is_crashed) {
-    return crashed_status();
-  }
-  Status s = target()->NewWritableFile(f, r, o);
-  if (s.ok()) {
-    track(f, 0);
-    *r = std::make_unique<CrashFile>(this, f, std::move(*r), 0);
-  }
-  return s;
+  return unless_crashed([&] {
+    Status s = target()->NewWritableFile(f, r, o);
+    if (s.ok()) {
+      track(f, 0);
+      *r = std::make_unique<CrashFile>(this, f, std::move(*r), 0);
+    }
+    return s;
+  });
 }
 
 rocksdb::Status CrashRocksEnv::ReopenWritableFile(
   const std::string& f, std::unique_ptr<rocksdb::WritableFile>* r,
   const rocksdb::EnvOptions& o)
 {
-  std::shared_lock l(lock);
-  if (is_crashed) {
-    return crashed_status();
-  }
-  uint64_t size = 0;
-  Status s = target()->GetFileSize(f, &size);
-  if (!s.ok() && !s.IsNotFound()) {
+  return unless_crashed([&] {
+    uint64_t size = 0;
+    Status s = target()->GetFileSize(f, &size);
+    if (!s.ok() && !s.IsNotFound()) {
+      return s;
+    }
+    s = target()->ReopenWritableFile(f, r, o);
+    if (s.ok()) {
+      track(f, size);
+      *r = std::make_unique<CrashFile>(this, f, std::move(*r), size);
+    }
     return s;
-  }
-  s = target()->ReopenWritableFile(f, r, o);
-  if (s.ok()) {
-    track(f, size);
-    *r = std::make_unique<CrashFile>(this, f, std::move(*r), size);
-  }
-  return s;
+  });
 }
 
 rocksdb::Status CrashRocksEnv::ReuseWritableFile(
   const std::string& f, const std::string& old_f,
   std::unique_ptr<rocksdb::WritableFile>* r, const rocksdb::EnvOptions& o)
 {
-  std::shared_lock l(lock);
-  if (is_crashed) {
-    return crashed_status();
-  }
-  Status s = target()->ReuseWritableFile(f, old_f, r, o);
-  if (s.ok()) {
-    {
-      std::lock_guard fl(files_lock);
-      files.erase(old_f);
-      files[f] = FileState{0, 0};  // rewritten from its start
+  return unless_crashed([&] {
+    Status s = target()->ReuseWritableFile(f, old_f, r, o);
+    if (s.ok()) {
+      {
+        std::lock_guard fl(files_lock);
+        files.erase(old_f);
+      }
+      track(f, 0);  // rewritten from its start
+      *r = std::make_unique<CrashFile>(this, f, std::move(*r), 0);
     }
-    *r = std::make_unique<CrashFile>(this, f, std::move(*r), 0);
-  }
-  return s;
+    return s;
+  });
 }
 
 rocksdb::Status CrashRocksEnv::RenameFile(const std::string& src,
                                           const std::string& dst)
 {
-  std::shared_lock l(lock);
-  if (is_crashed) {
-    return crashed_status();
-  }
-  Status s = target()->RenameFile(src, dst);
-  if (s.ok()) {
-    std::lock_guard fl(files_lock);
-    files.erase(dst);
-    auto p = files.find(src);
-    if (p != files.end()) {
-      files[dst] = p->second;
-      files.erase(p);
+  return unless_crashed([&] {
+    Status s = target()->RenameFile(src, dst);
+    if (s.ok()) {
+      std::lock_guard fl(files_lock);
+      files.erase(dst);
+      auto p = files.find(src);
+      if (p != files.end()) {
+        files[dst] = p->second;
+        files.erase(p);
+      }
     }
-  }
-  return s;
+    return s;
+  });
 }
 
 rocksdb::Status CrashRocksEnv::DeleteFile(const std::string& f)
 {
-  std::shared_lock l(lock);
-  if (is_crashed) {
-    return crashed_status();
-  }
-  Status s = target()->DeleteFile(f);
-  if (s.ok() || s.IsNotFound()) {
-    std::lock_guard fl(files_lock);
-    files.erase(f);
-  }
-  return s;
+  return unless_crashed([&] {
+    Status s = target()->DeleteFile(f);
+    if (s.ok() || s.IsNotFound()) {
+      std::lock_guard fl(files_lock);
+      files.erase(f);
+    }
+    return s;
+  });
 }
 
 void CrashRocksEnv::note_write(const std::string& f, uint64_t end)

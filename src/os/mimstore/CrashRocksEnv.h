@@ -73,12 +73,17 @@ class CrashRocksEnv : public rocksdb::EnvWrapper {
     uint64_t written = 0;  ///< bytes appended (end of file as written)
     uint64_t synced = 0;   ///< bytes durable
   };
-  /// REQUIRES: io_lock() shared.
-  bool crashed() const { return is_crashed; }
-  std::shared_mutex& io_lock() { return lock; }
-  /// The file was written up to `end`. REQUIRES: io_lock() shared.
+  /// Run op with `lock` shared, so crash() cannot cut in the middle of it;
+  /// after the crash, fail instead.
+  template <class Op>
+  rocksdb::Status unless_crashed(Op&& op) {
+    std::shared_lock l(lock);
+    return is_crashed ?
+      rocksdb::Status::IOError("mimstore fault injection: crashed") : op();
+  }
+  /// The file was written up to `end`. REQUIRES: inside unless_crashed.
   void note_write(const std::string& f, uint64_t end);
-  /// The file is durable up to `end`. REQUIRES: io_lock() shared.
+  /// The file is durable up to `end`. REQUIRES: inside unless_crashed.
   void note_sync(const std::string& f, uint64_t end);
 
  private:

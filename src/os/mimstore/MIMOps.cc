@@ -509,7 +509,6 @@ bool object_exists(MIMStore::Collection* c, const ghobject_t& oid)
 
 }  // namespace
 
-
 int MIMStore::_touch(const coll_t& cid, const ghobject_t& oid)
 {
   dout(15) << __func__ << " " << cid << " " << oid << dendl;

@@ -250,7 +250,10 @@ int MIMStore::_open_io()
   if (!conf.debug_fault.empty()) {
     std::string err;
     auto f = std::make_unique<mim::FaultIoEnv>(io_base.get());
-    int r = f->set_spec(conf.debug_fault, &err);
+    int r = mim::parse_fault_spec(conf.debug_fault, &fault_spec, &err);
+    if (r == 0) {
+      f->set_spec(fault_spec);
+    }
     // A crash point acts like power loss: unsynced writes are rolled back
     // by the seam, then the process dies without any cleanup.
     // RocksDB's files go too (its Env is set up in _open_db).
@@ -307,13 +310,11 @@ int MIMStore::_open_db(bool create)
   CrashRocksEnv* env = nullptr;
   if (io_fault) {
     // Under fault injection RocksDB loses what it had not synced, too.
-    mim::fault_spec_t spec;
-    std::string err;
-    mim::parse_fault_spec(conf.debug_fault, &spec, &err);  // checked before
+    auto mode = fault_spec.mode;
     env = new CrashRocksEnv(
-      rocksdb::Env::Default(), spec.seed,
-      spec.mode == mim::crash_mode_t::DROP ? CrashRocksEnv::Mode::DROP :
-      spec.mode == mim::crash_mode_t::KEEP ? CrashRocksEnv::Mode::KEEP :
+      rocksdb::Env::Default(), fault_spec.seed,
+      mode == mim::crash_mode_t::DROP ? CrashRocksEnv::Mode::DROP :
+      mode == mim::crash_mode_t::KEEP ? CrashRocksEnv::Mode::KEEP :
       CrashRocksEnv::Mode::RANDOM);
   }
   db = KeyValueDB::create(cct, "rocksdb", dir, {}, env);

@@ -67,6 +67,7 @@
 #include "MIMConfig.h"
 #include "core/checkpoint_tracker.h"
 #include "core/flush_policy.h"
+#include "core/fault_io_env.h"
 #include "core/htmll.h"
 #include "core/io_env.h"
 
@@ -421,6 +422,7 @@ class MIMStore : public ObjectStore {
 
   std::unique_ptr<mim::IoEnv> io_base;   ///< the real I/O
   std::unique_ptr<mim::IoEnv> io_fault;  ///< fault seam, when configured
+  mim::fault_spec_t fault_spec;          ///< io_fault's, parsed once
   mim::IoEnv* io = nullptr;              ///< what everything uses
   uint64_t fault_io_count = 0;           ///< io_fault's count at umount
   std::unique_ptr<mimstore::ObjectFiles> files;

@@ -285,7 +285,7 @@ TEST_P(MIMStoreCrash, PowerLossAtWalkingIOPoints)
     StoreState got = dump_state(s.get());
     // equal to the reference after exactly k transactions, k >= acked
     bool found = false;
-    std::string first_diff;
+    std::string near_diffs;
     for (size_t k = r.acked; k <= ref.total(); ++k) {
       std::string diff = diff_state(ref.after(k), got);
       if (diff.empty()) {
@@ -295,7 +295,7 @@ TEST_P(MIMStoreCrash, PowerLossAtWalkingIOPoints)
       if (k < size_t(r.acked) + 4) {
         // the states just after the acknowledged prefix: the replayed
         // but unacknowledged transactions may be among them
-        first_diff += "\n  after " + std::to_string(k) + ": " + diff;
+        near_diffs += "\n  after " + std::to_string(k) + ": " + diff;
       }
     }
     std::string hint;
@@ -326,7 +326,7 @@ TEST_P(MIMStoreCrash, PowerLossAtWalkingIOPoints)
     }
     EXPECT_TRUE(found) << r.acked << " transactions acknowledged; the store "
                        << "matches no reference state from there on:"
-                       << first_diff << hint;
+                       << near_diffs << hint;
     if (!found) {
       ++lost;
     }

@@ -72,7 +72,7 @@ class IoEnv {
   /// The journal's block size is max(4096, this).
   virtual int get_logical_block_size(int fd, uint32_t* bs) = 0;
 
-  // ---- namespace (durable at once under FaultIoEnv unless meta=xfs; see its header) ----
+  // ---- namespace (durable at once under FaultIoEnv, unless meta=xfs) ----
 
   virtual int rename(const std::string& from, const std::string& to) = 0;
   virtual int unlink(const std::string& path) = 0;
