@@ -9,6 +9,9 @@ Input: a run directory written by qa/bench.sh:
   samples.jsonl    qa/sampler.py: /sys/block stat, OSD RSS and CPU, each second
   hdd.trace        tracefs block_rq_issue/complete of the HDD loops, with
                    MIMBENCH wall-clock markers
+  emu_stats_start.json, emu_stats_end.json
+                   with --hdd emu: the emulated HDDs' counters (qa/diskemu
+                   "stats all") at the end of the warm-up and at the end
 Output: run.json with every figure (see docs/benchmarking.md) and a one-line
 summary on stdout.
 
@@ -213,6 +216,65 @@ def perf_delta(start_path, end_path):
     return out
 
 
+def hdd_backend(devices):
+    """What stood in for the HDDs: devices.json's hdd_backend; runs made
+    before the emulator existed had the throttle only."""
+    if devices.get("hdd_backend"):
+        return devices["hdd_backend"]
+    return dict({"kind": "throttle"}, **(devices.get("throttle") or {}))
+
+
+def _dig(d, path):
+    for k in path:
+        d = d[k]
+    return d
+
+
+def _emu_disk_delta(s, e):
+    """One emulated disk between snapshots s and e."""
+    secs = e["uptime_s"] - s["uptime_s"]
+
+    def d(*path):
+        return _dig(e, path) - _dig(s, path)
+
+    def mean_us(op):    # the snapshots hold means; the window's mean from the sums
+        n = d(op, "count")
+        tot = e[op]["count"] * e[op]["avg_latency_us"] - s[op]["count"] * s[op]["avg_latency_us"]
+        return tot / n if n > 0 else None
+    return {
+        "seconds": secs,
+        "writes": d("writes", "count"), "write_bytes": d("writes", "bytes"),
+        "reads": d("reads", "count"), "flushes": d("flushes", "count"),
+        "write_latency_us_mean": mean_us("writes"),
+        "flush_latency_us_mean": mean_us("flushes"),
+        "busy_ms": d("busy_ms"),
+        "utilisation": d("busy_ms") / (secs * 1000.0) if secs > 0 else None,
+        "seeks": d("seeks"), "sequential": d("sequential"),
+        "seek_ms": d("seek_ms"), "rotation_ms": d("rotation_ms"), "transfer_ms": d("transfer_ms"),
+        "cache_full_waits": d("cache", "full_waits"), "destages": d("cache", "destages"),
+        # must be 0: fast mode (not charged) is for set-up only
+        "fast_ops": d("fast_ops"),
+        "fast_at_end": e.get("fast"),
+    }
+
+
+def emu_delta(start_path, end_path):
+    """The emulated HDDs' own figures between two "stats all" snapshots (the
+    measured window), per disk and for the busiest one; None without both."""
+    try:
+        a = {x["disk"]: x for x in json.load(open(start_path))}
+        b = {x["disk"]: x for x in json.load(open(end_path))}
+        disks = {name: _emu_disk_delta(a[name], b[name]) for name in sorted(b) if name in a}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not disks:
+        return None
+    busiest = max(disks, key=lambda k: disks[k]["busy_ms"])
+    return {"disks": disks, "busiest_disk": busiest,
+            "busiest_utilisation": disks[busiest]["utilisation"],
+            "fast_ops": sum(x["fast_ops"] for x in disks.values())}
+
+
 def analyse(rundir, model_name=hddmodel.DEFAULT_PRESET):
     meta = json.load(open(os.path.join(rundir, "meta.json")))
     fio = json.load(open(os.path.join(rundir, "fio.json")))
@@ -387,8 +449,11 @@ def analyse(rundir, model_name=hddmodel.DEFAULT_PRESET):
         "window": {"start": start, "end": end, "seconds": runtime_s,
                    "warmup_s": meta["workload"]["warmup"],
                    "warmup_rule": meta.get("warmup_rule", "")},
+        "hdd_backend": hdd_backend(devices),
         "client": client,
         "hdd": hdd,
+        "hdd_emulator": emu_delta(os.path.join(rundir, "emu_stats_start.json"),
+                                  os.path.join(rundir, "emu_stats_end.json")),
         "hdd_model": model,
         "nvme": nvme,
         "memory": mem,

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # qa/bench.sh - compare store profiles on emulated HDD + NVMe devices, one run.
 #
-# Usage: sudo qa/bench.sh [options]
+# Usage: qa/bench.sh [options]   (as root)
 #
 # With no options: 4 KiB random writes, 8 threads, uniform, 2 GiB image,
 # 1 OSD, pool size 1, profiles mimstore and mimstore-nomerge, 30 s warm-up +
-# 90 s measured each; prints the table, writes plots, cleans up.
+# 90 s measured each, HDDs emulated by qa/diskemu (hdd7200, write cache on);
+# prints the table, writes plots, cleans up.
 #
 # Profiles (vstart-configs/<name>.conf):
 #   --profile NAME            add a profile (repeatable); --profiles a,b,c
@@ -26,11 +27,21 @@
 # Cluster and devices:
 #   --osds N                  1..3 (1)          --pool-size N   1..3 (1)
 #   --pg-num N                PGs of the pool (32 per OSD)
-#   --hdd-iops N              HDD throttle, read and write IOPS (200)
-#   --hdd-mbps N              HDD throttle, read and write MB/s (150)
-#   --hdd-size SZ             sparse HDD backing file (1T)
+#   --hdd emu|throttle        what stands in for each HDD (emu):
+#                               emu: the HDD emulator qa/diskemu (seek, rotation,
+#                               NCQ, write cache in the I/O path; a loop device
+#                               with direct I/O on its FUSE file)
+#                               throttle: a loop device on a sparse file under a
+#                               blkio IOPS and bandwidth throttle
+#   --hdd-preset NAME         emu: the emulated drive, hdd7200 | hdd10k (hdd7200)
+#   --hdd-write-cache on|off  emu: the emulated drives' volatile write cache (on)
+#   --hdd-iops N              throttle: read and write IOPS (200)
+#   --hdd-mbps N              throttle: read and write MB/s (150)
+#   --hdd-size SZ             HDD size; thin (emu) or sparse (throttle) (1T)
 #   --nvme-size SZ            journal / block.db loop per OSD (1G)
-#   --hdd-model NAME          disk model for the trace replay (hitachi-7k320)
+#   --hdd-model NAME          open-loop model (qa/hddmodel.py) that prices the
+#                             recorded HDD request trace afterwards, with either
+#                             --hdd (hitachi-7k320); not the emulated drive
 # Run:
 #   --workdir DIR             devices, cluster, results (/var/tmp/mimstore-bench)
 #   --results DIR             results directory (WORKDIR/results/<timestamp>)
@@ -62,8 +73,13 @@ image_size=2G
 osds=1
 pool_size=1
 pg_num=""
+hdd=emu
+hdd_preset=hdd7200
+hdd_wcache=on
 hdd_iops=200
 hdd_mbps=150
+hdd_opts_emu=""        # emu-only / throttle-only options given, to refuse them with the other kind
+hdd_opts_throttle=""
 seq_sizes="1m,4m,16m"
 workdir=$BENCH_WORKDIR
 results=""
@@ -89,8 +105,11 @@ while (($#)); do
     --osds) osds=$2; shift 2 ;;
     --pool-size) pool_size=$2; shift 2 ;;
     --pg-num) pg_num=$2; shift 2 ;;
-    --hdd-iops) hdd_iops=$2; shift 2 ;;
-    --hdd-mbps) hdd_mbps=$2; shift 2 ;;
+    --hdd) hdd=$2; shift 2 ;;
+    --hdd-preset) hdd_preset=$2; hdd_opts_emu+=" $1"; shift 2 ;;
+    --hdd-write-cache) hdd_wcache=$2; hdd_opts_emu+=" $1"; shift 2 ;;
+    --hdd-iops) hdd_iops=$2; hdd_opts_throttle+=" $1"; shift 2 ;;
+    --hdd-mbps) hdd_mbps=$2; hdd_opts_throttle+=" $1"; shift 2 ;;
     --hdd-size) TB_HDD_SIZE=$2; shift 2 ;;
     --nvme-size) TB_NVME_SIZE=$2; shift 2 ;;
     --hdd-model) hdd_model=$2; shift 2 ;;
@@ -113,7 +132,18 @@ else
   runtime=${runtime:-90}; warmup=${warmup:-30}
 fi
 workdir=$(realpath -m "$workdir")
+case $hdd in
+  emu)
+    [[ -z $hdd_opts_throttle ]] || die "--hdd-iops and --hdd-mbps apply to --hdd throttle only (this run: --hdd emu, the default); add --hdd throttle or drop${hdd_opts_throttle}"
+    [[ $hdd_preset == hdd7200 || $hdd_preset == hdd10k ]] || die "--hdd-preset must be hdd7200 or hdd10k"
+    [[ $hdd_wcache == on || $hdd_wcache == off ]] || die "--hdd-write-cache must be on or off" ;;
+  throttle)
+    [[ -z $hdd_opts_emu ]] || die "--hdd-preset and --hdd-write-cache apply to --hdd emu only; drop${hdd_opts_emu} or --hdd throttle" ;;
+  *) die "--hdd must be emu or throttle" ;;
+esac
 # shellcheck disable=SC2034  # used by lib/testbed.sh
+TB_HDD_KIND=$hdd TB_EMU_PRESET=$hdd_preset TB_EMU_WCACHE=$hdd_wcache
+# shellcheck disable=SC2034
 TB_HDD_WIOPS=$hdd_iops TB_HDD_RIOPS=$hdd_iops
 # shellcheck disable=SC2034
 TB_HDD_WBPS=$((hdd_mbps * 1000000)) TB_HDD_RBPS=$((hdd_mbps * 1000000))
@@ -162,21 +192,23 @@ log "profiles:  ${profiles[*]}"
 log "workloads: $(for w in "${workloads[@]}"; do read -r a b c d <<<"$w"; printf '%s ' "$(wl_name "$a" "$b" "$c" "$d")"; done)"
 log "each: ${warmup} s warm-up (fixed, excluded) + ${runtime} s measured; image ${image_size} prefilled;" \
     "${osds} OSD(s), pool size ${pool_size}, ${pg_num} PGs"
-log "HDD: ${hdd_iops} IOPS / ${hdd_mbps} MB/s throttle, ${TB_HDD_SIZE} XFS; NVMe: ${TB_NVME_SIZE} tmpfs loop per OSD"
+log "HDD: $(tb_hdd_label); NVMe: ${TB_NVME_SIZE} tmpfs loop per OSD"
+[[ $hdd == emu ]] && log "HDD: mkfs, image prefill and settle in fast mode (not charged); every measurement timed"
 log "estimated duration: ~$((total_s / 60)) min; results: $results"
 ((dry)) && exit 0
 
 # --- preflight ------------------------------------------------------------------------------
 require_root
 require_cmds fio rbd rados ceph ceph-authtool uuidgen ss jq timeout "$PY"
-fio --enghelp 2>/dev/null | grep -qw rbd || die "fio has no rbd engine (Debian 12's fio has it: sudo qa/setup.sh)"
+fio --enghelp 2>/dev/null | grep -qw rbd || die "fio has no rbd engine (Debian 12's fio has it: qa/setup.sh as root)"
 "$PY" -c 'import matplotlib, numpy' 2>/dev/null || die "$PY lacks matplotlib/numpy (run qa/setup.sh as root: it makes $MIMSTORE_VENV)"
 tb_init "$workdir"
+tb_preflight          # with emu: builds qa/diskemu (qa/diskemu/build.sh) if needed
 mkdir -p "$results/runs" "$results/logs"
 : >"$results/failures.txt"
 
 # Leftovers of a crashed run with this workdir go first.
-if [[ -s $TB_STATE ]] || losetup -n -l -O BACK-FILE 2>/dev/null | grep -qF "$TB_DIR/"; then
+if tb_leftovers; then
   warn "leftovers of an earlier run in $workdir: tearing them down"
   tb_down
 fi
@@ -229,8 +261,10 @@ env = {
   "commit": sh("git -C '$QA_DIR/..' rev-parse --short HEAD"),
   "worktree_changes": sh("git -C '$QA_DIR/..' status --porcelain --untracked-files=no | wc -l"),
   "vm_dirty": {k: sh("sysctl -n vm." + k) for k in ("dirty_ratio", "dirty_background_ratio", "dirty_expire_centisecs", "dirty_writeback_centisecs")},
-  "testbed": {"hdd_size": "$TB_HDD_SIZE", "nvme_size": "$TB_NVME_SIZE", "hdd_iops": $hdd_iops, "hdd_mb_s": $hdd_mbps,
+  "testbed": dict({"hdd": "$hdd", "hdd_size": "$TB_HDD_SIZE", "nvme_size": "$TB_NVME_SIZE",
               "hdd_scheduler": "$TB_HDD_SCHED", "nvme_scheduler": "$TB_NVME_SCHED", "hdd_backing": "$TB_DIR", "nvme_backing": "$TB_SHM"},
+              **({"hdd_preset": "$hdd_preset", "hdd_write_cache": "$hdd_wcache", "hdd_emulator": "$TB_EMU_BIN"}
+                 if "$hdd" == "emu" else {"hdd_iops": $hdd_iops, "hdd_mb_s": $hdd_mbps})),
   "osds": $osds, "pool_size": $pool_size, "pg_num": $pg_num, "image_size": "$image_size",
   "runtime_s": $runtime, "warmup_s": $warmup, "hdd_model": "$hdd_model",
   "profiles": "${profiles[*]}".split(),
@@ -243,7 +277,8 @@ fi
 
 # --- one workload ------------------------------------------------------------------------------
 progress_filter() {   # fio's ETA lines (\r-separated) -> one line each 10 s
-  stdbuf -oL tr '\r' '\n' | grep --line-buffered -E 'eta [0-9]' |
+  # (a run of a few seconds, e.g. a prefill in fast mode, may print no ETA line)
+  stdbuf -oL tr '\r' '\n' | { grep --line-buffered -E 'eta [0-9]' || true; } |
     awk -W interactive -v p="$1" 'NR % 10 == 0 {
         sub(/^Jobs: [0-9]+ \([^)]*\)[^:]*: /, ""); printf "[%s] %s %s\n", strftime("%H:%M:%S"), p, $0; fflush() }' >&2
 }
@@ -322,6 +357,7 @@ run_workload() {   # profile rw bs threads dist
                  runtime: $runtime, warmup: $warmup, image_size: $img},
       warmup_rule: $rule, devices: $devs[0], osd_pids: $osdpids}' >"$dir/meta.json"
 
+  tb_hdd_assert_timed   # no measurement on an emulated disk in fast mode
   for w in "${TB_HDD_DEVS[@]}" "${TB_NVME_DEVS[@]}" "${TB_WAL_DEVS[@]}"; do devs+=(--dev "$(basename "$w")"); done
   for w in $CLUSTER_OSD_PIDS; do procs+=(--proc "$w"); done
   inst=$(trace_start "$p-$name" "$dir/hdd.trace" "${TB_HDD_DEVS[@]}")
@@ -331,8 +367,9 @@ run_workload() {   # profile rw bs threads dist
   sampler_pid=$!
   _tb_rec pid "$sampler_pid" sampler
 
-  # perf counters at the end of the warm-up and at the end of the run
-  ( sleep "$warmup"; perf_dump "$dir/perf_start.json" ) &
+  # perf counters (and the emulated HDDs' counters) at the end of the warm-up
+  # and at the end of the run
+  ( sleep "$warmup"; tb_emu_stats "$dir/emu_stats_start.json"; perf_dump "$dir/perf_start.json" ) &
   local perf_pid=$!
   local dopt=()
   case $d in
@@ -348,6 +385,7 @@ run_workload() {   # profile rw bs threads dist
       --output-format=json --output=fio.json --eta=always --eta-newline=1 2>fio.stderr) |
     progress_filter "$p/$name" || rc=$?
   trace_mark "$inst" end
+  tb_emu_stats "$dir/emu_stats_end.json"
   kill -TERM "$perf_pid" 2>/dev/null || true
   wait "$perf_pid" 2>/dev/null || true
   perf_dump "$dir/perf_end.json" || true
@@ -375,8 +413,13 @@ run_profile() {
   timeout 60 rbd --conf "$CEPH_CONF" create --size "$((image_bytes >> 20))M" "$CLUSTER_POOL/bench" \
     2>>"$CLUSTER_LOG" || die "rbd create failed, see $CLUSTER_LOG"
   mkdir -p "$results/runs/$p"
+  # The prefill and the drain after it are set-up: an emulated HDD serves
+  # them in fast mode (no delays, not charged) and is timed again before the
+  # first measurement (run_workload asserts it).
+  tb_hdd_fast on
   prefill "$results/runs/$p"
   settle
+  tb_hdd_fast off
   local w a b c d
   for w in "${workloads[@]}"; do
     read -r a b c d <<<"$w"
@@ -384,8 +427,12 @@ run_profile() {
   done
 }
 
-save_logs() {   # keep the cluster's logs with the results (bounded)
+save_logs() {   # keep the cluster's and the HDD emulator's logs with the results (bounded)
   local p=$1 f
+  if [[ -f $TB_EMU_LOG ]]; then
+    mkdir -p "$results/logs/$p"
+    tail -c 1000000 "$TB_EMU_LOG" >"$results/logs/$p/diskemu.log"
+  fi
   [[ -d $workdir/cluster ]] || return 0
   mkdir -p "$results/logs/$p"
   cp -f "$workdir/cluster/ceph.conf" "$workdir/cluster/start.log" "$results/logs/$p/" 2>/dev/null || true

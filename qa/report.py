@@ -134,6 +134,37 @@ def perf_note(r):
     return "; perf counters in the window: " + ", ".join("%s %+g" % (k, v) for k, v in items)
 
 
+def emu_note(r):
+    """The emulated HDD's own view of the window (--hdd emu), for the per-run line."""
+    e = r.get("hdd_emulator")
+    if not e:
+        return ""
+    b = e["disks"][e["busiest_disk"]]
+    note = "; emulated HDD %s busy %s%%, mean write %s ms, mean flush %s ms, cache-full waits %d" % (
+        e["busiest_disk"], fmt(100.0 * b["utilisation"] if b["utilisation"] is not None else None, "%.0f"),
+        fmt(b["write_latency_us_mean"] / 1000.0 if b["write_latency_us_mean"] is not None else None, "%.2f"),
+        fmt(b["flush_latency_us_mean"] / 1000.0 if b["flush_latency_us_mean"] is not None else None, "%.2f"),
+        b["cache_full_waits"])
+    if e.get("fast_ops"):
+        note += "; **%d requests in fast mode during the window: not a valid measurement**" % e["fast_ops"]
+    return note
+
+
+def testbed_line(env):
+    """How the devices were emulated; the HDD kind labels every figure."""
+    tb = env.get("testbed", {})
+    nvme = "NVMe = loop on tmpfs (%s per OSD, %s), no throttle" % (tb.get("nvme_size"), tb.get("nvme_scheduler"))
+    if tb.get("hdd") == "emu":
+        hdd = ("HDD = emulated %s drive (qa/diskemu: seek, rotation, command queueing; "
+               "write cache %s), %s thin, XFS (raw for BlueStore) on a loop device with direct I/O, %s; "
+               "set-up (mkfs, prefill, settle) in the emulator's fast mode, measurements timed" % (
+                   tb.get("hdd_preset"), tb.get("hdd_write_cache"), tb.get("hdd_size"), tb.get("hdd_scheduler")))
+    else:
+        hdd = "HDD = XFS on a loop device (%s sparse, %s), blkio throttle %s IOPS and %s MB/s" % (
+            tb.get("hdd_size"), tb.get("hdd_scheduler"), tb.get("hdd_iops"), tb.get("hdd_mb_s"))
+    return "- test bed: %s; %s" % (hdd, nvme)
+
+
 def compute_ratios(by_wl):
     out = {}
     for wl, runs in by_wl.items():
@@ -348,16 +379,13 @@ def main(argv=None):
                "- machine: %s CPUs, %s GiB RAM, kernel %s; load average at start %s" % (
                    env.get("cpus"), env.get("mem_gib"), env.get("kernel"),
                    " ".join("%.1f" % x for x in env.get("loadavg", []))),
-               "- test bed: HDD = XFS on a loop device (%s sparse, %s), blkio throttle %s IOPS and %s MB/s;"
-               " NVMe = loop on tmpfs (%s per OSD, %s), no throttle" % (
-                   env["testbed"]["hdd_size"], env["testbed"]["hdd_scheduler"],
-                   env["testbed"]["hdd_iops"], env["testbed"]["hdd_mb_s"],
-                   env["testbed"]["nvme_size"], env["testbed"]["nvme_scheduler"]),
+               testbed_line(env),
                "- cluster: %s OSD(s), pool size %s, %s PGs, image %s prefilled; fio rbd, one job, iodepth = threads" % (
                    env.get("osds"), env.get("pool_size"), env.get("pg_num"), env.get("image_size")),
                "- window: %s s warm-up excluded (fixed), %s s measured per workload" % (
                    env.get("warmup_s"), env.get("runtime_s")),
-               "- HDD model: %s (qa/hddmodel.py)" % env.get("hdd_model")]
+               "- HDD model (open-loop replay of the HDD trace, qa/hddmodel.py; not the emulated drive): %s"
+               % env.get("hdd_model")]
         if env.get("ninja_processes_at_start"):
             md.append("- **a build was running during this run: the 2 CPUs were shared, "
                       "CPU-bound figures are pessimistic**")
@@ -381,7 +409,7 @@ def main(argv=None):
                 fr = "no second without a completed write"
             md.append("- %s: per-second IOPS %s..%s, 10 s moving average %s..%s; %s; "
                       "HDD flushes %s/cw; NVMe writes %s KiB/cw (%s passes over the journal/DB device); "
-                      "OSD CPU %s%%, machine CPU busy %s%%%s" % (
+                      "OSD CPU %s%%, machine CPU busy %s%%%s%s" % (
                           r["profile"], fmt(ps.get("min"), "%.0f"), fmt(ps.get("max"), "%.0f"),
                           fmt(ps.get("ma10_min"), "%.0f"), fmt(ps.get("ma10_max"), "%.0f"), fr,
                           fmt(r["hdd"]["per_client_write"].get("flushes"), "%.3f"),
@@ -389,7 +417,7 @@ def main(argv=None):
                           fmt(r["nvme"].get("device_passes"), "%.2f"),
                           fmt(r["cpu"].get("osd_cpu_pct_total"), "%.0f"),
                           fmt(r["cpu"].get("system_busy_pct"), "%.0f"),
-                          perf_note(r)))
+                          emu_note(r), perf_note(r)))
         md.append("")
     if ratios:
         md += ["## Ratios, %s to the others (same run)" % SUBJECT, "",

@@ -100,6 +100,51 @@ def _stat(wios, wsec, ticks):
     return s
 
 
+def _emu_stats(uptime, writes, lat_us, busy_ms, fast_ops, fast=False):
+    """A qa/diskemu "stats all" answer for one disk, the fields analyze.py reads."""
+    op = {"count": writes, "bytes": 4096 * writes, "avg_latency_us": lat_us, "max_latency_us": lat_us}
+    none = {"count": 0, "bytes": 0, "avg_latency_us": 0.0, "max_latency_us": 0.0}
+    return [{"disk": "hdd0", "model": "hdd7200", "writes": op, "reads": none, "flushes": none,
+             "busy_ms": busy_ms, "seeks": writes, "sequential": 0, "seek_ms": 0.0,
+             "rotation_ms": 0.0, "transfer_ms": 0.0,
+             "cache": {"full_waits": 0, "destages": 0}, "fast_ops": fast_ops,
+             "uptime_s": uptime, "fast": fast}]
+
+
+class EmuDeltaTest(unittest.TestCase):
+    def setUp(self):
+        self.d = tempfile.mkdtemp()
+
+    def tearDown(self):
+        shutil.rmtree(self.d)
+
+    def _write(self, name, obj):
+        path = os.path.join(self.d, name)
+        json.dump(obj, open(path, "w"))
+        return path
+
+    def test_window_figures(self):
+        # 100 writes at 2 ms before the window, 300 more at 6 ms in 10 s of it
+        a = self._write("a.json", _emu_stats(100.0, 100, 2000.0, 400.0, 50))
+        b = self._write("b.json", _emu_stats(110.0, 400, 5000.0, 5400.0, 50))
+        e = analyze.emu_delta(a, b)
+        disk = e["disks"]["hdd0"]
+        self.assertEqual(disk["writes"], 300)
+        self.assertAlmostEqual(disk["write_latency_us_mean"], 6000.0)
+        self.assertAlmostEqual(disk["utilisation"], 0.5)
+        self.assertEqual(e["busiest_disk"], "hdd0")
+        self.assertEqual(e["fast_ops"], 0)      # the prefill's fast requests are before the window
+
+    def test_missing_snapshot(self):
+        a = self._write("a.json", _emu_stats(100.0, 100, 2000.0, 400.0, 0))
+        self.assertIsNone(analyze.emu_delta(a, os.path.join(self.d, "none.json")))
+
+    def test_backend_of_old_runs_is_the_throttle(self):
+        self.assertEqual(analyze.hdd_backend({"throttle": {"write_iops": 200}}),
+                         {"kind": "throttle", "write_iops": 200})
+        self.assertEqual(analyze.hdd_backend({"hdd_backend": {"kind": "emu"}, "throttle": None})["kind"], "emu")
+
+
 class AnalyseRunTest(unittest.TestCase):
     """A 10 s synthetic run: 100 client writes/s except a 3 s freeze."""
 
@@ -173,6 +218,8 @@ class AnalyseRunTest(unittest.TestCase):
         self.assertLess(m["per_client_write"]["modelled_ms"], 20.0)
         self.assertAlmostEqual(r["memory"]["osd_rss_mb"]["osd.0"]["max"], 110.0)
         self.assertIn("filestore-pacific", analyze.summary_line(r))
+        self.assertEqual(r["hdd_backend"]["kind"], "throttle")
+        self.assertIsNone(r["hdd_emulator"])
 
 
 if __name__ == "__main__":

@@ -3,14 +3,17 @@
 #
 #   qa/testbed.sh down   [--workdir DIR]   remove everything a (crashed) run left:
 #                                          daemons it started, tracefs instances,
-#                                          mounts, blkio throttles, loop devices,
+#                                          mounts, loop devices, the HDD emulator
+#                                          and its FUSE mount, blkio throttles,
 #                                          backing files. Idempotent.
 #   qa/testbed.sh status [--workdir DIR]   show what exists
-#   qa/testbed.sh up N   [--workdir DIR]   build N HDD+NVMe pairs and leave them
+#   qa/testbed.sh up N   [--workdir DIR] [--hdd emu|throttle]
+#                                          build N HDD+NVMe pairs and leave them
 #                                          (for manual experiments; 'down' removes)
 #
 # Device parameters come from the environment, see qa/lib/testbed.sh
-# (TB_HDD_SIZE, TB_NVME_SIZE, TB_WAL_SIZE, TB_HDD_WIOPS, TB_HDD_WBPS, ...).
+# (TB_HDD_KIND, TB_HDD_SIZE, TB_EMU_PRESET, TB_EMU_WCACHE, TB_NVME_SIZE,
+# TB_WAL_SIZE, TB_HDD_WIOPS, TB_HDD_WBPS, ...).
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR
 
@@ -20,7 +23,7 @@ source "$QA_DIR/lib/common.sh"
 # shellcheck source=lib/testbed.sh
 source "$QA_DIR/lib/testbed.sh"
 
-usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 
 cmd=${1:-}
 [[ -n $cmd ]] || usage 1
@@ -30,6 +33,7 @@ workdir=$BENCH_WORKDIR
 while (($#)); do
   case $1 in
     --workdir) workdir=$2; shift 2 ;;
+    --hdd) TB_HDD_KIND=$2; shift 2 ;;
     -h|--help) usage 0 ;;
     [0-9]*) n=$1; shift ;;
     *) usage 1 ;;

@@ -3,17 +3,26 @@
 # Sourced by qa/bench.sh and qa/testbed.sh, after qa/lib/common.sh.
 #
 # Per OSD i:
-#   HDD  i: loop device on a sparse file $TB_DIR/hdd$i.img (local disk, not
-#           tmpfs), XFS (mkfs.xfs -f, defaults, reflink stays on), mounted on
-#           $TB_DIR/mnt/hdd$i, rotational=1, scheduler $TB_HDD_SCHED
-#           (mq-deadline, what Linux gives a SATA HDD), and a blkio throttle in
-#           the root cgroup-v1 blkio controller:
-#             write/read IOPS $TB_HDD_WIOPS/$TB_HDD_RIOPS (default 200)
-#             write/read bytes/s $TB_HDD_WBPS/$TB_HDD_RBPS (default 150 MB/s)
+#   HDD  i: one of two kinds (TB_HDD_KIND):
+#           emu (default): the HDD emulator qa/diskemu. One daemon per run
+#             serves a file per disk, $TB_EMU_MNT/hdd$i (FUSE, thin backing
+#             file $TB_DIR/hdd$i.img on the local disk), emulated size
+#             $TB_HDD_SIZE, disk model $TB_EMU_PRESET (hdd7200, hdd10k), write
+#             cache $TB_EMU_WCACHE; a loop device with direct I/O on that
+#             file. Every request is answered when the modelled disk (seek,
+#             rotation, NCQ, write cache) would have completed it.
+#           throttle: a loop device on a sparse file $TB_DIR/hdd$i.img, under
+#             a blkio throttle in the root cgroup-v1 blkio controller:
+#               write/read IOPS $TB_HDD_WIOPS/$TB_HDD_RIOPS (default 200)
+#               write/read bytes/s $TB_HDD_WBPS/$TB_HDD_RBPS (default 150 MB/s)
+#             200 IOPS is what a 7200 rpm disk reaches on short seeks with a
+#             few commands queued (a full-stroke random IO costs ~14 ms = 70
+#             IOPS, see qa/hddmodel.py); 150 MB/s is its outer-zone sequential
+#             rate.
+#           Both: rotational=1, scheduler $TB_HDD_SCHED (mq-deadline, what
+#           Linux gives a SATA HDD), XFS (mkfs.xfs -f, defaults, reflink stays
+#           on; on the emulator in fast mode) mounted on $TB_DIR/mnt/hdd$i.
 #           With TB_HDD_FS=raw (BlueStore) the loop device is left unformatted.
-#           200 IOPS is what a 7200 rpm disk reaches on short seeks with a few
-#           commands queued (a full-stroke random IO costs ~14 ms = 70 IOPS,
-#           see qa/hddmodel.py); 150 MB/s is its outer-zone sequential rate.
 #   NVMe i: loop device on $TB_SHM/nvme$i.img (tmpfs), no throttle,
 #           rotational=0, scheduler none (what Linux gives NVMe); FileStore /
 #           mimstore journal, BlueStore block.db.
@@ -21,10 +30,19 @@
 #
 # Everything created is recorded in $TB_STATE (one "kind args" line each) and
 # removed by tb_down, which also scans for leftovers of a crashed run (loop
-# devices backed by our files, mounts under our dir, tracefs instances with
-# our prefix), so it can be called any number of times, standalone too.
+# devices backed by our files, mounts under our dir, emulator daemons mounted
+# under our dir, tracefs instances with our prefix), so it can be called any
+# number of times, standalone too.
 
-TB_HDD_SIZE=${TB_HDD_SIZE:-1T}          # sparse; the size of a 1 TB-class disk
+TB_HDD_KIND=${TB_HDD_KIND:-emu}         # emu (qa/diskemu) or throttle (blkio throttle)
+TB_HDD_SIZE=${TB_HDD_SIZE:-1T}          # sparse / thin; the size of a 1 TB-class disk
+TB_EMU_PRESET=${TB_EMU_PRESET:-hdd7200} # emu: the emulator's disk model (hdd7200, hdd10k)
+# emu: the drives' volatile write cache. On, as drives ship: writes are
+# acknowledged from the cache, FLUSH/FUA (fsync through the loop) waits for
+# the platter, a sustained load runs at the destage rate.
+TB_EMU_WCACHE=${TB_EMU_WCACHE:-on}
+DISKEMU_BUILD=${DISKEMU_BUILD:-${MIMSTORE_WORKDIR:-/var/tmp/mimstore}/diskemu-build}
+TB_EMU_BIN=${TB_EMU_BIN:-$DISKEMU_BUILD/diskemu}
 TB_NVME_SIZE=${TB_NVME_SIZE:-1G}        # journal / block.db per OSD
 TB_WAL_SIZE=${TB_WAL_SIZE:-0}           # block.wal per OSD (bluestore only)
 TB_HDD_WIOPS=${TB_HDD_WIOPS:-200}
@@ -50,7 +68,9 @@ tb_init() {
   TB_ID=$(printf '%s' "$wd" | md5sum | cut -c1-8)
   TB_SHM=/dev/shm/mimstore-bench-$TB_ID
   TB_TRACE_PREFIX=mimbench-$TB_ID
-  TB_HDD_DEVS=() TB_HDD_MNTS=() TB_NVME_DEVS=() TB_WAL_DEVS=()
+  TB_EMU_MNT=$TB_DIR/emu                # the emulator's FUSE mount: one file per disk
+  TB_EMU_LOG=$TB_DIR/diskemu.log
+  TB_HDD_DEVS=() TB_HDD_MNTS=() TB_NVME_DEVS=() TB_WAL_DEVS=() TB_EMU_DISKS=()
 }
 
 # _tb_ours PID: alive, and its command line mentions our workdir or trace prefix.
@@ -98,16 +118,22 @@ _fstype() {      # filesystem type of the nearest existing ancestor of $1
 tb_preflight() {
   require_root
   require_cmds losetup mkfs.xfs mount umount truncate findmnt blockdev md5sum
-  [[ -w $BLKIO/blkio.throttle.write_iops_device ]] ||
-    die "no cgroup-v1 blkio throttle at $BLKIO (needed for the HDD emulation)"
+  case $TB_HDD_KIND in
+    throttle)
+      [[ -w $BLKIO/blkio.throttle.write_iops_device ]] ||
+        die "no cgroup-v1 blkio throttle at $BLKIO (needed for --hdd throttle; --hdd emu does without)" ;;
+    emu) _emu_preflight ;;
+    *) die "HDD kind must be emu or throttle (--hdd, TB_HDD_KIND), not '$TB_HDD_KIND'" ;;
+  esac
   [[ $(_fstype "$TB_DIR") != tmpfs ]] ||
     die "workdir $TB_WORKDIR is on tmpfs; the HDD backing files must be on a local disk"
   [[ $(_fstype /dev/shm) == tmpfs ]] || die "/dev/shm is not tmpfs"
 }
 
-# tb_up NOSD: build the devices. Fills TB_HDD_DEVS, TB_HDD_MNTS, TB_NVME_DEVS, TB_WAL_DEVS.
+# tb_up NOSD: build the devices. Fills TB_HDD_DEVS, TB_HDD_MNTS, TB_NVME_DEVS,
+# TB_WAL_DEVS (and TB_EMU_DISKS with the emulator).
 tb_up() {
-  local n=$1 i dev mnt
+  local n=$1 i dev mnts
   tb_preflight
   if [[ -s $TB_STATE ]]; then
     warn "testbed state $TB_STATE exists (crashed run?); tearing it down first"
@@ -115,22 +141,11 @@ tb_up() {
   fi
   mkdir -p "$TB_DIR/mnt" "$TB_SHM"
   _tb_rec dir "$TB_SHM"
-  TB_HDD_DEVS=() TB_HDD_MNTS=() TB_NVME_DEVS=() TB_WAL_DEVS=()
+  TB_HDD_DEVS=() TB_HDD_MNTS=() TB_NVME_DEVS=() TB_WAL_DEVS=() TB_EMU_DISKS=()
+  # (if, not &&: set -e stays in force inside the function)
+  if [[ $TB_HDD_KIND == emu ]]; then _emu_start "$n"; fi
   for ((i = 0; i < n; i++)); do
-    dev=$(_new_loop "$TB_DIR/hdd$i.img" "$TB_HDD_SIZE")
-    _set_queue "$dev" "$TB_HDD_SCHED" 1
-    mnt=""
-    if [[ $TB_HDD_FS == xfs ]]; then
-      mkfs.xfs -f -q "$dev" >/dev/null || die "mkfs.xfs $dev failed"
-      mnt=$TB_DIR/mnt/hdd$i
-      mkdir -p "$mnt"
-      mount -t xfs -o noatime "$dev" "$mnt" || die "mount $dev $mnt failed"
-      _tb_rec mount "$mnt"
-    fi
-    _throttle "$dev" "$TB_HDD_WIOPS" "$TB_HDD_RIOPS" "$TB_HDD_WBPS" "$TB_HDD_RBPS"
-    _tb_rec throttle "$(_majmin "$dev")"
-    TB_HDD_DEVS+=("$dev") TB_HDD_MNTS+=("$mnt")
-
+    _hdd_up "$i"
     dev=$(_new_loop "$TB_SHM/nvme$i.img" "$TB_NVME_SIZE")
     _set_queue "$dev" "$TB_NVME_SCHED" 0
     TB_NVME_DEVS+=("$dev")
@@ -140,15 +155,60 @@ tb_up() {
       TB_WAL_DEVS+=("$dev")
     fi
   done
+  tb_hdd_assert_timed
   tb_write_env
-  log "testbed: HDD ${TB_HDD_DEVS[*]} (${TB_HDD_FS}${TB_HDD_MNTS[*]:+ on ${TB_HDD_MNTS[*]}}; ${TB_HDD_WIOPS}/${TB_HDD_RIOPS} w/r IOPS," \
-      "$((TB_HDD_WBPS / 1000000))/$((TB_HDD_RBPS / 1000000)) w/r MB/s; $TB_HDD_SCHED)" \
+  mnts=$(printf '%s ' "${TB_HDD_MNTS[@]}" | xargs)   # empty with raw HDDs
+  log "testbed: HDD ${TB_HDD_DEVS[*]} (${TB_HDD_FS}${mnts:+ on $mnts}; $(tb_hdd_label); $TB_HDD_SCHED)" \
       "NVMe ${TB_NVME_DEVS[*]} ${TB_WAL_DEVS[*]} ($TB_NVME_SCHED)"
+}
+
+# _hdd_up I: HDD i, a loop device on the emulator's file or on a throttled
+# sparse file, formatted and mounted unless TB_HDD_FS=raw. Appends to
+# TB_HDD_DEVS and TB_HDD_MNTS.
+_hdd_up() {
+  local i=$1 dev mnt=""
+  if [[ $TB_HDD_KIND == emu ]]; then
+    dev=$(_emu_loop "$TB_EMU_MNT/hdd$i")
+  else
+    dev=$(_new_loop "$TB_DIR/hdd$i.img" "$TB_HDD_SIZE")
+  fi
+  _set_queue "$dev" "$TB_HDD_SCHED" 1
+  if [[ $TB_HDD_FS == xfs ]]; then
+    _hdd_mkfs "$dev" "hdd$i"
+    mnt=$TB_DIR/mnt/hdd$i
+    mkdir -p "$mnt"
+    mount -t xfs -o noatime "$dev" "$mnt" || die "mount $dev $mnt failed"
+    _tb_rec mount "$mnt"
+  fi
+  if [[ $TB_HDD_KIND == throttle ]]; then
+    _throttle "$dev" "$TB_HDD_WIOPS" "$TB_HDD_RIOPS" "$TB_HDD_WBPS" "$TB_HDD_RBPS"
+    _tb_rec throttle "$(_majmin "$dev")"
+  fi
+  TB_HDD_DEVS+=("$dev") TB_HDD_MNTS+=("$mnt")
+}
+
+# _hdd_mkfs DEV DISK: XFS on DEV. mkfs is set-up, not a measurement: the
+# emulated disk DISK serves it in fast mode (no delays, not charged).
+_hdd_mkfs() {
+  local dev=$1 disk=$2
+  if [[ $TB_HDD_KIND == emu ]]; then _emu_fast "$disk" on; fi
+  mkfs.xfs -f -q "$dev" >/dev/null || die "mkfs.xfs $dev failed"
+  if [[ $TB_HDD_KIND == emu ]]; then _emu_fast "$disk" off; fi
+}
+
+# tb_hdd_label: one line naming the HDD kind and its settings, for logs.
+tb_hdd_label() {
+  if [[ $TB_HDD_KIND == emu ]]; then
+    echo "emulated $TB_EMU_PRESET (qa/diskemu), $TB_HDD_SIZE thin, write cache $TB_EMU_WCACHE"
+  else
+    echo "throttle ${TB_HDD_WIOPS}/${TB_HDD_RIOPS} w/r IOPS, $((TB_HDD_WBPS / 1000000))/$((TB_HDD_RBPS / 1000000)) w/r MB/s, $TB_HDD_SIZE sparse"
+  fi
 }
 
 # Device description for the analysis tools.
 tb_write_env() {
-  local f=$TB_DIR/devices.json i d first=1
+  local f=$TB_DIR/devices.json i d first=1 backend
+  backend=$(_hdd_backend_json)
   {
     echo '{"hdd": ['
     for i in "${!TB_HDD_DEVS[@]}"; do
@@ -173,9 +233,208 @@ tb_write_env() {
       printf ',{"osd": %d, "dev": "%s", "name": "%s", "majmin": "%s", "bytes": %s, "role": "wal"}' \
         "$i" "$d" "$(basename "$d")" "$(_majmin "$d")" "$(blockdev --getsize64 "$d")"
     done
-    printf '], "throttle": {"write_iops": %s, "read_iops": %s, "write_bps": %s, "read_bps": %s}}\n' \
-      "$TB_HDD_WIOPS" "$TB_HDD_RIOPS" "$TB_HDD_WBPS" "$TB_HDD_RBPS"
+    printf '], "hdd_backend": %s' "$backend"
+    if [[ $TB_HDD_KIND == throttle ]]; then
+      printf ', "throttle": {"write_iops": %s, "read_iops": %s, "write_bps": %s, "read_bps": %s}}\n' \
+        "$TB_HDD_WIOPS" "$TB_HDD_RIOPS" "$TB_HDD_WBPS" "$TB_HDD_RBPS"
+    else
+      printf ', "throttle": null}\n'
+    fi
   } >"$f"
+}
+
+# _hdd_backend_json: what the HDDs are, so that every result is labelled. For
+# the emulator, the drives' settings as the daemon reports them.
+_hdd_backend_json() {
+  local disks
+  if [[ $TB_HDD_KIND == emu ]]; then
+    disks=$(_emu_ctl stats all | jq -c '[.[] | {disk, model, disk_bytes, sched, queue_depth,
+                                                 write_cache, cache_bytes}]') ||
+      die "cannot read the emulator's stats from $TB_EMU_MNT/.control (log: $TB_EMU_LOG)"
+    printf '{"kind": "emu", "preset": "%s", "write_cache": "%s", "size": "%s", "daemon": "%s", "mount": "%s", "disks": %s}' \
+      "$TB_EMU_PRESET" "$TB_EMU_WCACHE" "$TB_HDD_SIZE" "$TB_EMU_BIN" "$TB_EMU_MNT" "$disks"
+  else
+    printf '{"kind": "throttle", "write_iops": %s, "read_iops": %s, "write_bps": %s, "read_bps": %s, "size": "%s"}' \
+      "$TB_HDD_WIOPS" "$TB_HDD_RIOPS" "$TB_HDD_WBPS" "$TB_HDD_RBPS" "$TB_HDD_SIZE"
+  fi
+}
+
+# --- HDD emulator (qa/diskemu) ----------------------------------------------------
+
+_emu_preflight() {
+  require_cmds setsid fusermount3 jq timeout
+  [[ -c /dev/fuse ]] || die "no /dev/fuse (modprobe fuse); the HDD emulator needs it (or use --hdd throttle)"
+  case $TB_EMU_PRESET in
+    hdd7200|hdd10k) ;;
+    *) die "emulated HDD preset must be hdd7200 or hdd10k (--hdd-preset, TB_EMU_PRESET), not '$TB_EMU_PRESET'" ;;
+  esac
+  [[ $TB_EMU_WCACHE == on || $TB_EMU_WCACHE == off ]] ||
+    die "emulated HDD write cache must be on or off (--hdd-write-cache, TB_EMU_WCACHE), not '$TB_EMU_WCACHE'"
+  tb_emu_build
+}
+
+# _emu_binary_fresh: the daemon exists and is newer than its sources.
+_emu_binary_fresh() {
+  [[ -x $TB_EMU_BIN ]] || return 1
+  [[ -z $(find "$QA_DIR/diskemu" -maxdepth 1 \( -name '*.cc' -o -name '*.h' -o -name CMakeLists.txt \) \
+            -newer "$TB_EMU_BIN" -print -quit) ]]
+}
+
+# tb_emu_build: build the daemon with qa/diskemu/build.sh when it is missing
+# or older than its sources (Ninja then decides what to recompile).
+tb_emu_build() {
+  _emu_binary_fresh && return 0
+  [[ $TB_EMU_BIN == "$DISKEMU_BUILD/diskemu" ]] ||
+    die "TB_EMU_BIN=$TB_EMU_BIN is missing or older than $QA_DIR/diskemu; rebuild it or unset TB_EMU_BIN (then qa/diskemu/build.sh builds one)"
+  log "building the HDD emulator: qa/diskemu/build.sh (into $DISKEMU_BUILD)"
+  DISKEMU_BUILD=$DISKEMU_BUILD "$QA_DIR/diskemu/build.sh" >/dev/null ||
+    die "qa/diskemu/build.sh failed (see above); fix that, or run with --hdd throttle"
+  [[ -x $TB_EMU_BIN ]] || die "qa/diskemu/build.sh made no $TB_EMU_BIN"
+}
+
+# _emu_ctl CMD...: one command to our daemon's control file; prints the
+# answer ("ok", JSON or "error: ..."), fails if the command failed. The answer
+# is read with a second open, which returns the latest answer: we are the
+# only controller. The timeout keeps a wedged daemon from hanging the harness.
+_emu_ctl() {
+  # shellcheck disable=SC2016  # $1 $2 are the inner shell's arguments
+  timeout 20 bash -c 'printf "%s\n" "$1" >"$2" 2>/dev/null; rc=$?; cat "$2"; exit "$rc"' \
+    _ "$*" "$TB_EMU_MNT/.control"
+}
+
+# _emu_fast DISK on|off: fast mode (no delays, not charged) or timed.
+_emu_fast() {
+  local out
+  out=$(_emu_ctl fast "$1" "$2") ||
+    die "the HDD emulator refused 'fast $1 $2': ${out:-no answer} (log: $TB_EMU_LOG)"
+}
+
+# tb_hdd_fast on|off: every emulated HDD in fast mode (set-up: mkfs, image
+# prefill) or timed (measurements). No-op with the throttle.
+tb_hdd_fast() {
+  local d
+  [[ $TB_HDD_KIND == emu ]] || return 0
+  for d in "${TB_EMU_DISKS[@]}"; do _emu_fast "$d" "$1"; done
+  log "emulated HDDs ${TB_EMU_DISKS[*]}: fast mode $1"
+}
+
+# tb_hdd_assert_timed: every emulated HDD is timed (fast mode off) and not
+# cut. Called before each measurement: a set-up step that left fast mode on
+# must not pass as a result. No-op with the throttle.
+tb_hdd_assert_timed() {
+  local st bad n
+  [[ $TB_HDD_KIND == emu ]] || return 0
+  st=$(_emu_ctl stats all) || die "cannot read the HDD emulator's stats ($TB_EMU_MNT/.control; log: $TB_EMU_LOG)"
+  n=$(jq length <<<"$st") || die "the HDD emulator's stats are not JSON: $st"
+  ((n == ${#TB_EMU_DISKS[@]})) || die "the HDD emulator serves $n disks, expected ${#TB_EMU_DISKS[@]} (${TB_EMU_DISKS[*]})"
+  bad=$(jq -r '.[] | select(.fast or .failed) | "\(.disk) (fast \(.fast), cut \(.failed))"' <<<"$st" | xargs)
+  [[ -z $bad ]] || die "emulated HDD not timed before a measurement: $bad; set-up must end with 'fast DISK off' (tb_hdd_fast off)"
+}
+
+# tb_emu_stats OUT: the emulated HDDs' counters (stats all) into OUT; nothing
+# with the throttle. Best effort: a missing snapshot only loses figures.
+tb_emu_stats() {
+  [[ $TB_HDD_KIND == emu ]] || return 0
+  if _emu_ctl stats all >"$1.tmp" 2>/dev/null; then
+    mv "$1.tmp" "$1"
+  else
+    rm -f "$1.tmp"
+  fi
+}
+
+# _emu_start NOSD: one daemon serving hdd0..hdd<NOSD-1>; waits for its mount.
+_emu_start() {
+  local n=$1 i args=() pid
+  mkdir -p "$TB_EMU_MNT"
+  for ((i = 0; i < n; i++)); do
+    # a backing file of an earlier run would hand its data to the new disk
+    rm -f "$TB_DIR/hdd$i.img"
+    _tb_rec file "$TB_DIR/hdd$i.img"
+    args+=(--disk "hdd$i:size=$TB_HDD_SIZE:model=$TB_EMU_PRESET:backing=$TB_DIR/hdd$i.img")
+    TB_EMU_DISKS+=("hdd$i")
+  done
+  # Own session, and not our child (the subshell exits): neither a Ctrl-C to
+  # the terminal's process group nor bench.sh's kill of a profile's process
+  # tree may stop the disks under mounted filesystems; tb_down stops it last.
+  (
+    setsid "$TB_EMU_BIN" --mount "$TB_EMU_MNT" --write-cache "$TB_EMU_WCACHE" "${args[@]}" \
+      </dev/null >>"$TB_EMU_LOG" 2>&1 &
+    echo $! >"$TB_DIR/diskemu.pid"
+  )
+  pid=$(cat "$TB_DIR/diskemu.pid")
+  _tb_rec diskemu "$pid" "$TB_EMU_MNT"
+  local deadline=$((SECONDS + 30))
+  until _emu_mounted; do
+    pid_alive "$pid" || { tail -n 5 "$TB_EMU_LOG" >&2; die "the HDD emulator exited at start (log: $TB_EMU_LOG)"; }
+    ((SECONDS < deadline)) || die "the HDD emulator (pid $pid) did not mount $TB_EMU_MNT within 30 s (log: $TB_EMU_LOG)"
+    sleep 0.2
+  done
+  log "HDD emulator: pid $pid, ${TB_EMU_DISKS[*]} on $TB_EMU_MNT ($(tb_hdd_label))"
+}
+
+# _emu_mounted: our FUSE mount is there and answers.
+_emu_mounted() {
+  findmnt -rn -o FSTYPE "$TB_EMU_MNT" 2>/dev/null | grep -q '^fuse' && [[ -e $TB_EMU_MNT/.control ]]
+}
+
+# _emu_loop FILE: a loop device with direct I/O on the emulator's FILE.
+_emu_loop() {
+  local file=$1 dev b
+  dev=$(losetup --direct-io=on -f --show "$file") ||
+    die "losetup --direct-io=on failed for $file (log: $TB_EMU_LOG)"
+  _tb_rec loop "$dev" "$file"
+  b=$(basename "$dev")
+  # Without direct I/O the loop driver reads and writes through the host's
+  # page cache, which would absorb the emulated disk's timing.
+  [[ $(cat "/sys/block/$b/loop/dio" 2>/dev/null) == 1 ]] ||
+    die "$dev on $file has direct I/O off (/sys/block/$b/loop/dio is not 1); the emulator needs a kernel whose loop driver does direct I/O on FUSE files, or use --hdd throttle"
+  echo "$dev"
+}
+
+# _emu_daemons: pids of emulator daemons mounted under our dir, recorded or
+# not (a crashed run leaves no state line for a daemon it was starting).
+_emu_daemons() {
+  local p argv kind a b
+  for p in /proc/[0-9]*; do
+    mapfile -d '' -t argv 2>/dev/null <"$p/cmdline" || continue
+    ((${#argv[@]})) && [[ ${argv[0]##*/} == diskemu && " ${argv[*]} " == *" --mount $TB_EMU_MNT "* ]] &&
+      echo "${p#/proc/}"
+  done
+  if [[ -f $TB_STATE ]]; then
+    while read -r kind a b; do
+      [[ $kind == diskemu ]] && _tb_ours "$a" && echo "$a"
+    done <"$TB_STATE"
+  fi
+  return 0
+}
+
+# _tb_mounts fuse|fs: mount points under our dir, deepest first; fuse = the
+# emulator's, fs = every other (XFS).
+_tb_mounts() {
+  findmnt -rn -o TARGET,FSTYPE 2>/dev/null |
+    awk -v dir="$TB_DIR/" -v want="$1" 'index($1, dir) == 1 && (($2 ~ /^fuse/) == (want == "fuse")) { print $1 }' |
+    sort -r
+}
+
+# _emu_down: stop the emulator, after the loop devices on its files are gone:
+# the daemon (TERM: it unmounts its FUSE mount and exits), then the mount a
+# killed daemon left behind ("transport endpoint is not connected").
+_emu_down() {
+  local pids d
+  mapfile -t pids < <(_emu_daemons | sort -un)
+  if ((${#pids[@]})); then kill_pids "${pids[@]}"; fi
+  while read -r d; do
+    [[ -n $d ]] || continue
+    fusermount3 -u "$d" 2>/dev/null || umount -l "$d" 2>/dev/null ||
+      warn "cannot unmount $d; run: fusermount3 -uz $d"
+  done < <(_tb_mounts fuse)
+  [[ -d $TB_EMU_MNT ]] && rmdir "$TB_EMU_MNT" 2>/dev/null
+  return 0
+}
+
+# _loops_on PREFIX: loop devices whose backing file starts with PREFIX.
+_loops_on() {
+  losetup -n -l -O NAME,BACK-FILE 2>/dev/null | awk -v p="$1" 'index($2, p) == 1 { print $1 }'
 }
 
 # --- tracefs -------------------------------------------------------------------
@@ -241,25 +500,43 @@ trace_stop() {
 
 # --- teardown -------------------------------------------------------------------
 
-# tb_unthrottle: lift the throttles of our HDD loops (at teardown: a store
-# shutting down writes back what it holds; no need to do that at 200 IOPS).
+# tb_unthrottle: lift the HDD limits (at teardown: a store shutting down
+# writes back what it holds; no need to do that at 200 IOPS or at the pace of
+# an emulated disk): the throttles of our HDD loops, fast mode on every disk
+# of our emulator.
 tb_unthrottle() {
-  local d f
+  local d f names
   while read -r d f; do
     [[ -n $d && $f == "$TB_DIR/"* && -e /sys/block/$(basename "$d")/dev ]] || continue
     _throttle "$d" 0 0 0 0 2>/dev/null || true
   done < <(losetup -n -l -O NAME,BACK-FILE 2>/dev/null || true)
+  grep -qxF "$TB_EMU_MNT" <<<"$(_tb_mounts fuse)" || return 0
+  # a dead daemon's mount fails at once, a stopped one would hang: timeout
+  names=$(timeout 10 ls "$TB_EMU_MNT" 2>/dev/null) || return 0
+  for d in $names; do
+    _emu_ctl fast "$d" on >/dev/null 2>&1 || true
+  done
 }
 
-# tb_down: remove everything this testbed created. Idempotent.
+# tb_leftovers: anything of this testbed exists (state, loop devices on our
+# files, mounts under our dir, emulator daemons).
+tb_leftovers() {
+  [[ -s $TB_STATE ]] ||
+    [[ -n $(_loops_on "$TB_DIR/") || -n $(_loops_on "$TB_SHM/") ]] ||
+    [[ -n $(_tb_mounts fs) || -n $(_tb_mounts fuse) || -n $(_emu_daemons) ]]
+}
+
+# tb_down: remove everything this testbed created. Idempotent. Order: users
+# of the devices, filesystems, loop devices, then the emulator under them.
 tb_down() {
   local kind a b pids=() d mm f
   [[ -n ${TB_DIR:-} ]] || die "tb_init not called"
-  # 0. no throttle from here on: daemons stop faster
+  # 0. no throttle, no emulated delays from here on: daemons stop faster
   tb_unthrottle
   # 1. processes we started (daemons, readers, samplers), recorded by pid;
   #    a pid is only signalled if its command line still names our workdir
-  #    or trace instance (pids get reused after a crash)
+  #    or trace instance (pids get reused after a crash). The emulator is
+  #    recorded as "diskemu" and stopped in step 5.
   if [[ -f $TB_STATE ]]; then
     while read -r kind a b; do
       [[ $kind == pid ]] && _tb_ours "$a" && pids+=("$a")
@@ -275,7 +552,8 @@ tb_down() {
       [[ -d $d ]] && trace_stop "$d"
     done
   fi
-  # 3. mounts under our dir (deepest first)
+  # 3. filesystem mounts under our dir (deepest first); the emulator's FUSE
+  #    mount stays until the loop devices on its files are detached
   while read -r d; do
     [[ -n $d ]] || continue
     local tries=0
@@ -287,7 +565,7 @@ tb_down() {
       fi
       sleep 1
     done
-  done < <(findmnt -rn -o TARGET | grep -F "$TB_DIR/" | sort -r || true)
+  done < <(_tb_mounts fs)
   # 4. our loop devices: throttles off, detach
   while read -r d f; do
     [[ -n $d ]] || continue
@@ -298,7 +576,14 @@ tb_down() {
       losetup -d "$d" 2>/dev/null || warn "losetup -d $d failed"
     fi
   done < <(losetup -n -l -O NAME,BACK-FILE 2>/dev/null || true)
-  # 5. throttle lines recorded for devices that are gone or reused
+  # a loop device still held open is only marked for detaching; the emulator
+  # must outlive it
+  if ! wait_until 15 _no_loops_on "$TB_EMU_MNT/"; then
+    warn "loop devices on $TB_EMU_MNT still attached: $(_loops_on "$TB_EMU_MNT/" | xargs); stopping the emulator anyway"
+  fi
+  # 5. the emulator: daemon, then a FUSE mount a killed daemon left
+  _emu_down
+  # 6. throttle lines recorded for devices that are gone or reused
   if [[ -f $TB_STATE ]]; then
     while read -r kind mm _; do
       [[ $kind == throttle ]] || continue
@@ -309,13 +594,13 @@ tb_down() {
       done
     done <"$TB_STATE"
   fi
-  # 6. backing files, and the cluster directory (mon store, daemon logs;
+  # 7. backing files, and the cluster directory (mon store, daemon logs;
   #    bench.sh has copied the logs into the results already)
-  rm -f "$TB_DIR"/hdd*.img "$TB_DIR/devices.json"
+  rm -f "$TB_DIR"/hdd*.img "$TB_DIR/devices.json" "$TB_EMU_LOG" "$TB_DIR/diskemu.pid"
   rm -rf "$TB_WORKDIR/cluster"
   rm -rf "$TB_SHM"
   [[ -d $TB_DIR/mnt ]] && find "$TB_DIR/mnt" -maxdepth 1 -type d -empty -delete
-  # 7. tracefs, if we mounted it and no instance (ours or anyone's) is left
+  # 8. tracefs, if we mounted it and no instance (ours or anyone's) is left
   if [[ -f $TB_STATE ]] && grep -q '^tracefs-mounted' "$TB_STATE" &&
      [[ -z $(ls -A "$TRACEFS/instances" 2>/dev/null) ]]; then
     umount "$TRACEFS" 2>/dev/null || true
@@ -324,18 +609,26 @@ tb_down() {
   rmdir "$TB_DIR" 2>/dev/null || true
 }
 
+_no_loops_on() { [[ -z $(_loops_on "$1") ]]; }
+
 # tb_status: print what exists now.
 tb_status() {
+  local p
   echo "workdir testbed: $TB_DIR  (tmpfs: $TB_SHM, trace prefix: $TB_TRACE_PREFIX)"
   echo "loop devices:"; losetup -n -l -O NAME,BACK-FILE | grep -E "$TB_DIR/|$TB_SHM/" | sed 's/^/  /' || echo "  none"
-  echo "mounts:"; findmnt -rn -o TARGET,SOURCE | grep -F "$TB_DIR/" | sed 's/^/  /' || echo "  none"
+  echo "mounts:"; findmnt -rn -o TARGET,SOURCE,FSTYPE | grep -F "$TB_DIR/" | sed 's/^/  /' || echo "  none"
+  echo "HDD emulator daemons:"
+  for p in $(_emu_daemons | sort -un); do
+    echo "  $p $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)"
+  done
   echo "blkio throttles (root cgroup):"
   local f
   for f in write_iops read_iops write_bps read_bps; do
-    sed "s/^/  $f: /" "$BLKIO/blkio.throttle.${f}_device" 2>/dev/null
+    sed "s/^/  $f: /" "$BLKIO/blkio.throttle.${f}_device" 2>/dev/null || true
   done
   echo "tracefs instances:"
-  find "$TRACEFS/instances" -maxdepth 1 -name "$TB_TRACE_PREFIX-*" 2>/dev/null | sed 's/^/  /'
+  # (tracefs may not be mounted: no instances, not an error)
+  find "$TRACEFS/instances" -maxdepth 1 -name "$TB_TRACE_PREFIX-*" 2>/dev/null | sed 's/^/  /' || true
 
   echo "state file:"; if [[ -f $TB_STATE ]]; then sed 's/^/  /' "$TB_STATE"; else echo "  none"; fi
 }
