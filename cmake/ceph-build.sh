@@ -35,7 +35,7 @@ CONFIGURE_FLAGS=(
   -DPython3_EXECUTABLE=$CEPH_PYTHON
   -DALLOCATOR=tcmalloc
   -DWITH_SYSTEM_ROCKSDB=ON
-  -DWITH_MGR=ON -DWITH_MGR_ROOK_CLIENT=OFF -DWITH_RADOSGW=OFF -DWITH_CEPHFS=OFF -DWITH_LIBCEPHFS=OFF
+  -DWITH_MGR=ON -DWITH_MGR_ROOK_CLIENT=OFF -DWITH_RADOSGW=OFF -DWITH_CEPHFS=OFF
   -DWITH_LIBCEPHSQLITE=OFF -DWITH_KRBD=OFF -DWITH_LTTNG=OFF
   -DWITH_BABELTRACE=OFF -DWITH_MANPAGE=OFF -DWITH_RDMA=OFF
   -DWITH_OPENLDAP=OFF -DWITH_FUSE=OFF -DWITH_JAEGER=OFF -DWITH_SEASTAR=OFF
@@ -46,11 +46,37 @@ CONFIGURE_FLAGS=(
 )
 
 mkdir -p "$CEPH_BUILD_DIR" "$CCACHE_DIR"
-if [ ! -f "$CEPH_BUILD_DIR/build.ninja" ]; then
-  log "configuring Ceph in $CEPH_BUILD_DIR (a few minutes)"
-  (cd "$CEPH_BUILD_DIR" && cmake "${CONFIGURE_FLAGS[@]}" "$CEPH_SOURCE_DIR") \
+# fio's source and a fio binary for Ceph's objectstore engine (see the script).
+fio_dir=$("$MIMSTORE_REPO/cmake/fio-build.sh")
+# Flags added after the first release of this script, so an existing build
+# directory is reconfigured with them ("NAME:TYPE=VALUE" as in CMakeCache):
+#   libcephfs and its python binding: every manager module imports cephfs
+#     (mgr_util.py); without Reef's, python finds Debian's Pacific binding,
+#     which fails against Reef's libceph-common and takes 12 modules down
+#     (pg_autoscaler, progress, balancer, status, iostat, rbd_support, ...)
+#     with HEALTH_WARN. Patch 0008 builds the binding without WITH_CEPHFS
+#     (which would add the MDS, Lua, and a define that rebuilds everything).
+LATE_FLAGS=("WITH_LIBCEPHFS:BOOL=ON"
+            "MIMSTORE_FIO_DIR:UNINITIALIZED=$fio_dir")
+for f in "${LATE_FLAGS[@]}"; do CONFIGURE_FLAGS+=("-D${f%%:*}=${f#*=}"); done
+
+configure() {
+  (cd "$CEPH_BUILD_DIR" && cmake "$@") \
     >"$CEPH_BUILD_DIR/mimstore-configure.log" 2>&1 \
     || { tail -40 "$CEPH_BUILD_DIR/mimstore-configure.log" >&2; die "Ceph configure failed; full log: $CEPH_BUILD_DIR/mimstore-configure.log"; }
+}
+if [ ! -f "$CEPH_BUILD_DIR/build.ninja" ]; then
+  log "configuring Ceph in $CEPH_BUILD_DIR (a few minutes)"
+  configure "${CONFIGURE_FLAGS[@]}" "$CEPH_SOURCE_DIR"
+else
+  late=()
+  for f in "${LATE_FLAGS[@]}"; do
+    grep -qx "$f" "$CEPH_BUILD_DIR/CMakeCache.txt" || late+=("-D${f%%:*}=${f#*=}")
+  done
+  if [ ${#late[@]} -gt 0 ]; then
+    log "reconfiguring $CEPH_BUILD_DIR with ${late[*]} (about a minute)"
+    configure "-DPython3_EXECUTABLE=$CEPH_PYTHON" "${late[@]}" .
+  fi
 fi
 ccache -M 8G >/dev/null
 

@@ -12,7 +12,6 @@ MIMSTORE_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 CEPH_DEB_VERSION=18.2.7+ds-1+deb13u1
 CEPH_UPSTREAM_VERSION=18.2.7
-CEPH_DEB_SUITE=trixie
 CEPH_TREE_NAME=ceph-18.2.7+ds
 
 CEPH_SOURCE_DIR_FROM_USER=${CEPH_SOURCE_DIR:-}
@@ -30,7 +29,8 @@ CEPH_TARGETS=(
   ceph_test_objectstore ceph_test_mimstore
   cls_rbd cls_lock ec_jerasure ec_lrc
   ceph-objectstore-tool ceph_test_rados
-  cython_rados
+  fio_ceph_objectstore
+  cython_rados cython_rbd cython_cephfs
 )
 
 log() { printf '[mimstore] %s\n' "$*" >&2; }

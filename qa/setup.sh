@@ -10,11 +10,14 @@
 # Idempotent: packages already installed are left alone; apt-get runs only when
 # something is missing. Needs root.
 #
-#   ceph-mon ceph-osd   Pacific 16.2.15, the stock-FileStore comparator
-#                       (profile filestore-pacific); monmaptool comes with ceph-mon
+#   ceph-mon ceph-osd ceph-mgr  Pacific 16.2.15, the stock-FileStore
+#                       comparator (profile filestore-pacific), with a manager
+#                       as every profile has; monmaptool comes with ceph-mon
 #   ceph-common         rbd / rados / ceph-authtool CLIs (talk to Reef clusters too)
 #   fio                 3.33, with the rbd ioengine
 #   xfsprogs util-linux mkfs.xfs, losetup, mount
+#   fuse3 libfuse3-dev  the HDD emulator (qa/diskemu), the harness's default HDD
+#   jq iproute2 procps uuid-runtime  the harness's tools (jq, ss, pgrep, uuidgen)
 #   python3-venv python3-pytest  the harness's venv (numpy, matplotlib from
 #                       PyPI, pinned in qa/requirements.txt: Debian 12's
 #                       python3-matplotlib is removed by the Ceph build
@@ -39,7 +42,8 @@ if [[ $(id -u) -ne 0 ]]; then
   exit 1
 fi
 
-pkgs=(ceph-mon ceph-osd ceph-common fio xfsprogs util-linux
+pkgs=(ceph-mon ceph-osd ceph-mgr ceph-common fio xfsprogs util-linux
+      fuse3 libfuse3-dev jq iproute2 procps uuid-runtime
       python3-venv python3-numpy python3-pytest)
 optional=(shellcheck)
 
@@ -84,6 +88,9 @@ if ! "$VENV/bin/python" -c 'import matplotlib, numpy' 2>/dev/null; then
     -r "$REPO/qa/requirements.txt"
 fi
 
+# The HDD emulator the benchmarks run on (seconds to build).
+"$REPO/qa/diskemu/build.sh" >/dev/null
+
 if [[ $build == 1 ]]; then
   "$REPO/cmake/ceph-build.sh"
 fi
@@ -91,20 +98,27 @@ fi
 # Everything the main job needs, checked after every install above (a later
 # install can remove what an earlier one brought).
 fail=0
-for c in ceph-mon ceph-osd monmaptool ceph-authtool rbd rados fio mkfs.xfs losetup; do
+for c in ceph-mon ceph-osd ceph-mgr monmaptool ceph-authtool rbd rados fio mkfs.xfs losetup \
+         fusermount3 jq ss pgrep uuidgen; do
   command -v "$c" >/dev/null || { echo "setup.sh: $c not found" >&2; fail=1; }
 done
 "$VENV/bin/python" -c 'import matplotlib, numpy' ||
   { echo "setup.sh: $VENV cannot import matplotlib/numpy" >&2; fail=1; }
 fio --enghelp 2>/dev/null | grep -qw rbd ||
   { echo "setup.sh: this fio has no rbd ioengine" >&2; fail=1; }
+[[ -x ${MIMSTORE_WORKDIR:-/var/tmp/mimstore}/diskemu-build/diskemu ]] ||
+  { echo "setup.sh: the HDD emulator was not built (qa/diskemu/build.sh)" >&2; fail=1; }
+[[ -c /dev/fuse ]] ||
+  { echo "setup.sh: no /dev/fuse: the HDD emulator needs FUSE (modprobe fuse; in a container, pass /dev/fuse)" >&2; fail=1; }
 [[ -d /sys/fs/cgroup/blkio ]] ||
-  echo "setup.sh: warning: no cgroup-v1 blkio controller at /sys/fs/cgroup/blkio (HDD throttle unavailable)" >&2
+  echo "setup.sh: note: no cgroup-v1 blkio controller at /sys/fs/cgroup/blkio (only qa/bench.sh --hdd throttle needs it)" >&2
 if [[ $build == 1 ]]; then
   source "$REPO/cmake/common.sh"
   for b in ceph-osd ceph-mon ceph-mgr ceph_test_objectstore ceph_test_mimstore ceph_test_rados; do
     [[ -x $CEPH_BUILD_DIR/bin/$b ]] || { echo "setup.sh: $CEPH_BUILD_DIR/bin/$b missing" >&2; fail=1; }
   done
+  [[ -x $CEPH_BUILD_DIR/bin/fio && -f $CEPH_BUILD_DIR/lib/libfio_ceph_objectstore.so ]] ||
+    { echo "setup.sh: fio's objectstore engine missing in $CEPH_BUILD_DIR (bin/fio, lib/libfio_ceph_objectstore.so)" >&2; fail=1; }
   ldd "$CEPH_BUILD_DIR/bin/ceph-osd" | grep -q tcmalloc ||
     { echo "setup.sh: ceph-osd is not linked with tcmalloc" >&2; fail=1; }
 fi

@@ -42,7 +42,7 @@ require_root() {
 require_cmds() {
   local c missing=()
   for c in "$@"; do command -v "$c" >/dev/null 2>&1 || missing+=("$c"); done
-  ((${#missing[@]} == 0)) || die "missing commands: ${missing[*]} (run: sudo qa/setup.sh)"
+  ((${#missing[@]} == 0)) || die "missing commands: ${missing[*]} (run qa/setup.sh as root)"
 }
 
 # Size strings (4k, 16M, 2G, 1T; binary units) to bytes.

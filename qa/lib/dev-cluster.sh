@@ -98,15 +98,17 @@ dev_pool_pg_state() {
   local j p
   j=$($CEPH osd pool ls detail -f json 2>/dev/null) || return 1
   p=$($CEPH pg ls-by-pool "$1" -f json 2>/dev/null) || return 1
+  # The PG list on stdin: with dozens of PGs it outgrows one argument
+  # (128 KiB, MAX_ARG_STRLEN).
   /usr/bin/python3 -c '
 import json, sys
-pools = json.loads(sys.argv[1]); pgs = json.loads(sys.argv[2])
-pool = [x for x in pools if x["pool_name"] == sys.argv[3]][0]
+pools = json.loads(sys.argv[1]); pgs = json.load(sys.stdin)
+pool = [x for x in pools if x["pool_name"] == sys.argv[2]][0]
 stats = pgs["pg_stats"] if isinstance(pgs, dict) else pgs
 clean = len(stats) == pool["pg_num"] and all(
     s["state"] == "active+clean" for s in stats)
 print(pool["pg_num"], pool["pg_placement_num"], pool["pg_num_target"],
-      int(clean))' "$j" "$p" "$1"
+      int(clean))' "$j" "$1" <<<"$p"
 }
 
 dev_pg_num() {  # dev_pg_num POOL N [TIMEOUT]

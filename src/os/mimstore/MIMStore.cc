@@ -55,7 +55,9 @@ class AdminHook : public AdminSocketHook {
     }
     if (command == "mimstore flush") {
       int r = store->_flush_everything();
+      f->open_object_section("mimstore_flush");
       f->dump_int("result", r);
+      f->close_section();
       return r;
     }
     errss << "unknown command " << command;
