@@ -185,6 +185,9 @@ if [ -z "$ceph_tier_reason" ]; then
       "$REPO/qa/vstart-smoke.sh"
     run_step "copy_from then recovery keeps no stale omap (OSD patch 0007)" \
       "$REPO/qa/crash/copyfrom-omap.sh" mimstore
+    run_step "fio objectstore engine: 4 KiB random writes into mimstore, no cluster" \
+      "$REPO/qa/fio-objectstore.sh" mimstore --dir "$TESTDIR/fio" \
+      --journal-dir "$TESTDIR/fio-journal" --runtime 5 --ramp 0
     if [ "$MODE" = long ]; then
       run_step "kill -9 under load (vstart, fio verify), merge on" \
         "$REPO/qa/crash/kill9-cycles.sh" --cycles 20 --merge true

@@ -3,7 +3,8 @@
 # size 2) from the Ceph build: rados bench write + read, an RBD image
 # written with fio's rbd engine with verify=crc32c and read back, then
 # pg_num raised and lowered (PG split and merge) with the data read back
-# after each, and the OSDs' mimstore perf counters must have moved.
+# after each, and the OSDs' mimstore perf counters must have moved. The
+# manager must be active with every module loaded.
 #
 #   qa/vstart-smoke.sh [--merge true|false]
 #
@@ -29,6 +30,23 @@ POOL=smoke
 dev_cluster_start 3 "$MERGE"
 dev_pool_create $POOL 16 2
 log "3 OSDs up, pool $POOL (size 2) usable"
+
+# The manager loaded its modules (pg_autoscaler, progress, balancer,
+# status, iostat, rbd_support, ...): a module that fails to import, e.g. on
+# an installed Ceph release's python packages, shows in the health checks.
+log "manager: active, no module failed to load"
+$CEPH mgr stat -f json | /usr/bin/python3 -c \
+  'import json,sys; m=json.load(sys.stdin); sys.exit(0 if m["available"] else "no active manager")'
+health=$($CEPH health detail -f json)
+/usr/bin/python3 -c '
+import json, sys
+checks = json.loads(sys.argv[1]).get("checks", {})
+bad = {k: v for k, v in checks.items() if k.startswith("MGR_MODULE")}
+for k, v in bad.items():
+    print(k, v["summary"]["message"], file=sys.stderr)
+    for d in v.get("detail", []):
+        print("  ", d["message"], file=sys.stderr)
+sys.exit(1 if bad else 0)' "$health" || die "manager modules failed to load (see above)"
 
 log "rados bench: 15 s write, then sequential read"
 $RADOS -p $POOL bench 15 write -b 65536 -t 16 --no-cleanup \
