@@ -34,6 +34,7 @@ main() {
   local orig=$MIMSTORE_WORKDIR/dl/ceph_${CEPH_DEB_VERSION%%-*}.orig.tar.xz
   log "extracting $orig"
   rm -rf "$tree"
+  mkdir -p "$MIMSTORE_WORKDIR/src"
   tar -C "$MIMSTORE_WORKDIR/src" -xf "$orig"
   touch "$tree/.mimstore-extracted"
   check_reef_tree "$tree"
