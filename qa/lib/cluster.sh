@@ -267,8 +267,9 @@ _vstart_start() {
   args+=("${extra[@]}")
   # Our client-side settings first, the profile's options after (last wins).
   args+=(-o "rbd cache = false")
-  # The manager's autoscaler must not change pg_num under a measurement.
-  args+=(-o "osd pool default pg autoscale mode = off")
+  # The manager's autoscaler must not change pg_num under a measurement; no
+  # .mgr pool (its sqlite store needs libcephsqlite, not in the lean build).
+  args+=(-o "osd pool default pg autoscale mode = off" -o "mgr pool = false")
   while IFS= read -r opt; do args+=(-o "$opt"); done < <(profile_options "$p")
   log "vstart: OSD=$n ${args[*]}"
   (

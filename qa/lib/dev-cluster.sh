@@ -36,11 +36,14 @@ dev_cluster_start() {
   done
   DEV_DEST=$(mktemp -d /var/tmp/mimstore-dev.XXXXXX)
   dev_cluster_env
-  # The autoscaler off: pg_num changes only when a test asks for one.
+  # The autoscaler off: pg_num changes only when a test asks for one. No
+  # .mgr pool: the modules' sqlite store needs libcephsqlite, which the lean
+  # build leaves out (devicehealth would fail with "no such vfs: ceph").
   local opts=(-o "osd journal size = 512" -o "mimstore merge = $merge"
               -o "mimstore journal throughput = 1000000000"
               -o "osd pool default size = 2"
-              -o "osd pool default pg autoscale mode = off")
+              -o "osd pool default pg autoscale mode = off"
+              -o "mgr pool = false")
   for c in "$@"; do opts+=(-o "$c"); done
   # A manager, as in every real cluster: it reports PG states and carries
   # out pg_num changes (PG split and merge). DEV_MGR=0 leaves it out.
