@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Fetch and verify a Debian source package. Sourced after common.sh, not run.
 #
 #   deb_src_fetch PACKAGE VERSION SUITE
@@ -74,10 +75,12 @@ _deb_src_verify() {  # _deb_src_verify PACKAGE VERSION (in the download dir)
 }
 
 deb_src_fetch() {
-  local pkg=$1 ver=$2 orig
+  local pkg=$1 ver=$2 orig="" f
   mkdir -p "$MIMSTORE_WORKDIR/dl"
-  cd "$MIMSTORE_WORKDIR/dl"
-  orig=$(ls "${pkg}_${ver%-*}".orig.tar.* 2>/dev/null | grep -v '\.asc$' | head -1 || true)
+  cd "$MIMSTORE_WORKDIR/dl" || die "cannot enter $MIMSTORE_WORKDIR/dl"
+  for f in "${pkg}_${ver%-*}".orig.tar.*; do
+    [[ -f $f && $f != *.asc ]] && orig=$f
+  done
   if [ -z "$orig" ]; then
     _deb_src_ensure "$pkg" "$ver"
     log "downloading Debian source package $pkg $ver"

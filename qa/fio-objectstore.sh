@@ -56,7 +56,7 @@ engine=$CEPH_BUILD_DIR/lib/libfio_ceph_objectstore.so
 
 # A fresh store each run: the engine runs mkfs, which expects an empty place.
 out=$dir/$store
-rm -rf "$out" "$jdir/$store"
+rm -rf "${out:?}" "${jdir:?}/$store"
 mkdir -p "$out/data" "$jdir/$store"
 case $store in
   mimstore) ln -s "$jdir/$store/journal" "$out/journal" ;;
