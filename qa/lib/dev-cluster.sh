@@ -86,9 +86,8 @@ dev_pool_create() {  # dev_pool_create NAME PGS SIZE
     $CEPH osd pool set "$1" size "$3" >/dev/null
   fi
   $CEPH osd pool application enable "$1" rbd >/dev/null
-  local i
-  # no mgr in this build: wait for the pool by using it
-  for i in $(seq 60); do
+  # usable = a small object can be written (PG states: dev_pool_pg_state)
+  for _ in $(seq 60); do
     timeout 10 $RADOS -p "$1" put probe /etc/hostname 2>/dev/null && return 0
     sleep 2
   done
