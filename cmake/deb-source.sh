@@ -79,16 +79,15 @@ deb_src_fetch() {
   mkdir -p "$MIMSTORE_WORKDIR/dl"
   cd "$MIMSTORE_WORKDIR/dl" || die "cannot enter $MIMSTORE_WORKDIR/dl"
   for f in "${pkg}_${ver%-*}".orig.tar.*; do
-    [[ -f $f && $f != *.asc ]] && orig=$f
+    if [[ -f $f && $f != *.asc ]]; then orig=$f; fi
   done
+  # The Sources index is needed either way: it holds the checksums.
+  _deb_src_ensure "$pkg" "$ver"
   if [ -z "$orig" ]; then
-    _deb_src_ensure "$pkg" "$ver"
     log "downloading Debian source package $pkg $ver"
     # --download-only: the .dsc may be missing on the mirror, which makes
     # apt-get fail after the tarballs arrived; the verification decides.
     apt-get source --download-only "$pkg=$ver" || true
-  else
-    _deb_src_ensure "$pkg" "$ver"
   fi
   _deb_src_verify "$pkg" "$ver"
 }

@@ -132,17 +132,15 @@ else
   runtime=${runtime:-90}; warmup=${warmup:-30}
 fi
 workdir=$(realpath -m "$workdir")
-case $hdd in
-  emu)
-    [[ -z $hdd_opts_throttle ]] || die "--hdd-iops and --hdd-mbps apply to --hdd throttle only (this run: --hdd emu, the default); add --hdd throttle or drop${hdd_opts_throttle}"
-    [[ $hdd_preset == hdd7200 || $hdd_preset == hdd10k ]] || die "--hdd-preset must be hdd7200 or hdd10k"
-    [[ $hdd_wcache == on || $hdd_wcache == off ]] || die "--hdd-write-cache must be on or off" ;;
-  throttle)
-    [[ -z $hdd_opts_emu ]] || die "--hdd-preset and --hdd-write-cache apply to --hdd emu only; drop${hdd_opts_emu} or --hdd throttle" ;;
-  *) die "--hdd must be emu or throttle" ;;
-esac
 # shellcheck disable=SC2034  # used by lib/testbed.sh
 TB_HDD_KIND=$hdd TB_EMU_PRESET=$hdd_preset TB_EMU_WCACHE=$hdd_wcache
+tb_hdd_check          # kind, preset, write cache: before the plan is printed
+case $hdd in
+  emu)
+    [[ -z $hdd_opts_throttle ]] || die "--hdd-iops and --hdd-mbps apply to --hdd throttle only (this run: --hdd emu, the default); add --hdd throttle or drop${hdd_opts_throttle}" ;;
+  throttle)
+    [[ -z $hdd_opts_emu ]] || die "--hdd-preset and --hdd-write-cache apply to --hdd emu only; drop${hdd_opts_emu} or --hdd throttle" ;;
+esac
 # shellcheck disable=SC2034
 TB_HDD_WIOPS=$hdd_iops TB_HDD_RIOPS=$hdd_iops
 # shellcheck disable=SC2034

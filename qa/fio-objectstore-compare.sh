@@ -50,8 +50,7 @@ trap 'tb_down >/dev/null 2>&1 || true' EXIT
 
 IFS=, read -r -a list <<<"$stores"
 for s in "${list[@]}"; do
-  tb_up 1
-  tb_hdd_assert_timed
+  tb_up 1      # ends by checking the emulated disk is timed (not in fast mode)
   log "== $s on ${TB_HDD_MNTS[0]}"
   "$QA_DIR/fio-objectstore.sh" "$s" --dir "${TB_HDD_MNTS[0]}" --journal-dir "$TB_SHM/fio" \
     --runtime "$runtime" --ramp "$ramp" | tee -a "$results/summary.txt"

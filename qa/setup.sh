@@ -88,8 +88,9 @@ if ! "$VENV/bin/python" -c 'import matplotlib, numpy' 2>/dev/null; then
     -r "$REPO/qa/requirements.txt"
 fi
 
-# The HDD emulator the benchmarks run on (seconds to build).
-"$REPO/qa/diskemu/build.sh" >/dev/null
+# The HDD emulator the benchmarks run on (seconds to build); build.sh prints
+# the daemon's path.
+emu=$("$REPO/qa/diskemu/build.sh")
 
 if [[ $build == 1 ]]; then
   "$REPO/cmake/ceph-build.sh"
@@ -106,7 +107,7 @@ done
   { echo "setup.sh: $VENV cannot import matplotlib/numpy" >&2; fail=1; }
 fio --enghelp 2>/dev/null | grep -qw rbd ||
   { echo "setup.sh: this fio has no rbd ioengine" >&2; fail=1; }
-[[ -x ${MIMSTORE_WORKDIR:-/var/tmp/mimstore}/diskemu-build/diskemu ]] ||
+[[ -n $emu && -x $emu ]] ||
   { echo "setup.sh: the HDD emulator was not built (qa/diskemu/build.sh)" >&2; fail=1; }
 [[ -c /dev/fuse ]] ||
   { echo "setup.sh: no /dev/fuse: the HDD emulator needs FUSE (modprobe fuse; in a container, pass /dev/fuse)" >&2; fail=1; }

@@ -118,12 +118,12 @@ _fstype() {      # filesystem type of the nearest existing ancestor of $1
 tb_preflight() {
   require_root
   require_cmds losetup mkfs.xfs mount umount truncate findmnt blockdev md5sum
+  tb_hdd_check
   case $TB_HDD_KIND in
     throttle)
       [[ -w $BLKIO/blkio.throttle.write_iops_device ]] ||
         die "no cgroup-v1 blkio throttle at $BLKIO (needed for --hdd throttle; --hdd emu does without)" ;;
     emu) _emu_preflight ;;
-    *) die "HDD kind must be emu or throttle (--hdd, TB_HDD_KIND), not '$TB_HDD_KIND'" ;;
   esac
   [[ $(_fstype "$TB_DIR") != tmpfs ]] ||
     die "workdir $TB_WORKDIR is on tmpfs; the HDD backing files must be on a local disk"
@@ -261,15 +261,25 @@ _hdd_backend_json() {
 
 # --- HDD emulator (qa/diskemu) ----------------------------------------------------
 
-_emu_preflight() {
-  require_cmds setsid fusermount3 jq timeout
-  [[ -c /dev/fuse ]] || die "no /dev/fuse (modprobe fuse); the HDD emulator needs it (or use --hdd throttle)"
+# tb_hdd_check: the HDD settings are valid (no side effects; bench.sh calls
+# it before its plan, tb_preflight before building anything).
+tb_hdd_check() {
+  case $TB_HDD_KIND in
+    emu|throttle) ;;
+    *) die "HDD kind must be emu or throttle (--hdd, TB_HDD_KIND), not '$TB_HDD_KIND'" ;;
+  esac
+  [[ $TB_HDD_KIND == emu ]] || return 0
   case $TB_EMU_PRESET in
     hdd7200|hdd10k) ;;
     *) die "emulated HDD preset must be hdd7200 or hdd10k (--hdd-preset, TB_EMU_PRESET), not '$TB_EMU_PRESET'" ;;
   esac
   [[ $TB_EMU_WCACHE == on || $TB_EMU_WCACHE == off ]] ||
     die "emulated HDD write cache must be on or off (--hdd-write-cache, TB_EMU_WCACHE), not '$TB_EMU_WCACHE'"
+}
+
+_emu_preflight() {
+  require_cmds setsid fusermount3 jq timeout
+  [[ -c /dev/fuse ]] || die "no /dev/fuse (modprobe fuse); the HDD emulator needs it (or use --hdd throttle)"
   tb_emu_build
 }
 
