@@ -188,6 +188,25 @@ if [ -z "$ceph_tier_reason" ]; then
     run_step "fio objectstore engine: 4 KiB random writes into mimstore, no cluster" \
       "$REPO/qa/fio-objectstore.sh" mimstore --dir "$TESTDIR/fio" \
       --journal-dir "$TESTDIR/fio-journal" --runtime 5 --ramp 0
+    # Whole-stack power cuts: HDD and NVMe emulated with write caches,
+    # fio rbd verify; and the harness's own check, a journal device that
+    # ignores FLUSH, which must be caught.
+    power_cut() {
+      MIMSTORE_BUILD_DIR=$CEPH_BUILD_DIR MIMSTORE_SRC_DIR=$CEPH_SOURCE_DIR \
+        "$REPO/qa/crash/power-cut.sh" --workdir "$TESTDIR/power-cut" "$@"
+    }
+    if [ "$MODE" = long ]; then
+      for p in mimstore mimstore-nomerge bluestore-hybrid; do
+        run_step "whole-stack power cuts, $p, 100 cuts" power_cut --profile $p --cuts 100
+      done
+      run_step "whole-stack power cuts: a journal device that ignores FLUSH is caught" \
+        power_cut --unsafe --cuts 20
+    else
+      run_step "whole-stack power cuts (emulated HDD + NVMe, fio verify), mimstore, 4 cuts" \
+        power_cut --cuts 4
+      run_step "whole-stack power cuts: a journal device that ignores FLUSH is caught" \
+        power_cut --unsafe --cuts 10
+    fi
     if [ "$MODE" = long ]; then
       run_step "kill -9 under load (vstart, fio verify), merge on" \
         "$REPO/qa/crash/kill9-cycles.sh" --cycles 20 --merge true

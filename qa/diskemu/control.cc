@@ -8,8 +8,9 @@
 namespace diskemu {
 
 static const char HELP[] =
-    "commands: cut <disk> <seed> [torn] | restore <disk> | "
-    "fast <disk> on|off | destage <disk> on|off | stats <disk>|all | help";
+    "commands: cut <disk>|all <seed> [torn] | restore <disk>|all | "
+    "fast <disk> on|off | destage <disk> on|off | flush <disk> obey|ignore | "
+    "stats <disk>|all | help";
 
 std::string run_control(const std::vector<DiskEngine*>& disks,
                         const std::string& line, bool* ok) {
@@ -44,6 +45,38 @@ std::string run_control(const std::vector<DiskEngine*>& disks,
     *ok = true;
     return out + "]";
   }
+  // A power cut of the whole machine: every disk, one after the other
+  // under no common lock (microseconds apart), disk i with seed + i.
+  if (cmd == "cut" && w.size() >= 3 && w.size() <= 4 && w[1] == "all" &&
+      (w.size() == 3 || w[3] == "torn")) {
+    char* end = nullptr;
+    unsigned long long seed = strtoull(w[2].c_str(), &end, 0);
+    if (*end) {
+      return "error: bad seed '" + w[2] + "'";
+    }
+    std::string errs;
+    for (size_t i = 0; i < disks.size(); i++) {
+      std::string e = disks[i]->cut(seed + i, w.size() == 4);
+      errs += e.empty() ? "" : (errs.empty() ? "" : "; ") + e;
+    }
+    if (!errs.empty()) {
+      return "error: " + errs;
+    }
+    *ok = true;
+    return "ok";
+  }
+  if (cmd == "restore" && w.size() == 2 && w[1] == "all") {
+    std::string errs;
+    for (DiskEngine* x : disks) {
+      std::string e = x->restore();
+      errs += e.empty() ? "" : (errs.empty() ? "" : "; ") + e;
+    }
+    if (!errs.empty()) {
+      return "error: " + errs;
+    }
+    *ok = true;
+    return "ok";
+  }
   DiskEngine* d = w.size() >= 2 ? find(w[1]) : nullptr;
   if (w.size() >= 2 && !d) {
     return "error: no disk '" + w[1] + "'";
@@ -62,6 +95,8 @@ std::string run_control(const std::vector<DiskEngine*>& disks,
     d->set_fast(w[2] == "on");
   } else if (cmd == "destage" && w.size() == 3 && (w[2] == "on" || w[2] == "off")) {
     d->set_idle_destage(w[2] == "on");
+  } else if (cmd == "flush" && w.size() == 3 && (w[2] == "obey" || w[2] == "ignore")) {
+    d->set_ignore_flush(w[2] == "ignore");
   } else if (cmd == "stats" && w.size() == 2) {
     *ok = true;
     return d->stats_json();

@@ -6,12 +6,18 @@
  *   cut <disk> <seed> [torn]   power cut: drop what was not flushed (torn:
  *                              keep a seeded subset of its 512-byte
  *                              sectors), then EIO for everything
- *   restore <disk>             power back on (an empty cache, the data that
+ *   cut all <seed> [torn]      every disk (disk i with seed + i): the
+ *                              whole machine loses power
+ *   restore <disk>|all         power back on (an empty cache, the data that
  *                              reached the platter)
  *   fast <disk> on|off         no delays, model not charged (prefill)
  *   destage <disk> on|off      off: hold written data in the cache until a
  *                              flush or a full cache forces it out (so a
  *                              cut's loss does not depend on timing)
+ *   flush <disk> obey|ignore   ignore: acknowledge FLUSH at once and keep
+ *                              the cache (a drive that lies; crash tests
+ *                              use it as an unsafe configuration that
+ *                              must be caught)
  *   stats <disk>|all           counters as JSON
  *   help
  * One command per line; the answer is "ok", JSON, or "error: ...".

@@ -186,7 +186,10 @@ void DiskEngine::write(uint64_t off, const char* data, size_t len, Callback cb,
 
 void DiskEngine::flush(Callback cb, void* ctx) {
   ns_t t = now_ns();
-  if (fast_) {
+  if (ignore_flush_ && !fast_) {
+    flushes_ignored_++;
+  }
+  if (fast_ || ignore_flush_) {
     std::unique_lock<std::mutex> l(mu_);
     int err = drive_.failed() ? EIO : 0;
     l.unlock();
@@ -323,10 +326,13 @@ std::string DiskEngine::stats_json() {
   char b[512];
   snprintf(b, sizeof b,
            ", \"fast\": %s, \"fast_ops\": %llu, \"cuts\": %llu, \"uptime_s\": %.3f, "
+           "\"flush\": \"%s\", \"flushes_ignored\": %llu, "
            "\"backing\": {\"allocated_bytes\": %llu, \"written_bytes\": %llu, "
            "\"punched_bytes\": %llu}}",
            fast_ ? "true" : "false", (unsigned long long)fast_ops_.load(),
            (unsigned long long)cuts_, (now_ns() - started_) / 1e9,
+           ignore_flush_ ? "ignore" : "obey",
+           (unsigned long long)flushes_ignored_.load(),
            (unsigned long long)thin_.allocated(),
            (unsigned long long)thin_.bytes_written(),
            (unsigned long long)thin_.bytes_punched());

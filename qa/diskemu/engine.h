@@ -67,6 +67,9 @@ class DiskEngine {
   std::string restore();
   void set_fast(bool on);
   void set_idle_destage(bool on);
+  /// Ignore FLUSH (a drive that lies): answered at once, the cache kept.
+  /// For crash tests that must catch an unsafe configuration.
+  void set_ignore_flush(bool on) { ignore_flush_ = on; }
   std::string stats_json();
 
   const std::string& name() const { return cfg_.name; }
@@ -85,6 +88,8 @@ class DiskEngine {
   std::thread thread_;
   std::atomic<bool> fast_{false};
   std::atomic<uint64_t> fast_ops_{0};
+  std::atomic<bool> ignore_flush_{false};
+  std::atomic<uint64_t> flushes_ignored_{0};
   ns_t started_ = 0;
 
   std::mutex mu_;

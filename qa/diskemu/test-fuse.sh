@@ -8,7 +8,9 @@
 #      restore and a remount (log recovery);
 #   3. on the raw device: a flushed write survives a cut, an acknowledged
 #      but unflushed one is gone; a torn cut keeps whole 512-byte sectors;
-#   4. stats answer valid JSON.
+#   4. a disk told to ignore FLUSH loses a fsync'd write at a cut; cut all
+#      and restore all take every disk down and back;
+#   5. stats answer valid JSON.
 # Everything (mounts, loop devices, daemon, files) is removed on exit, on
 # failure too. Prints "SKIP: ..." and exits 0 without root or /dev/fuse.
 set -euo pipefail
@@ -145,9 +147,32 @@ assert len(kinds) == 2, "expected some sectors kept and some lost"
 EOF
 echo "ok 3 - raw: flushed survives a cut, unflushed is lost, torn keeps whole sectors"
 
-# 4. Stats.
+# 4. A drive that ignores FLUSH loses a fsync'd write at a cut (the unsafe
+#    configuration the whole-stack crash test must catch); cut all / restore
+#    all take every disk down and back.
+ctl flush hdd1 ignore
+pattern D 65536 >"$WORK/D"
+dd if="$WORK/D" of="$L1" bs=64k seek=64 oflag=direct conv=fsync status=none   # 4 MiB, "flushed"
+ctl cut all 5
+for l in "$L0" "$L1"; do
+  if dd if="$l" of=/dev/null bs=4k count=1 iflag=direct status=none 2>/dev/null; then
+    fail "$l answered a read after cut all"
+  fi
+done
+ctl restore all
+dd if="$L1" of="$WORK/got" bs=64k skip=64 count=1 iflag=direct status=none
+cmp <(head -c 65536 /dev/zero) "$WORK/got" || fail "a write whose FLUSH was ignored survived the cut"
+ctl flush hdd1 obey
+dd if="$WORK/D" of="$L1" bs=64k seek=64 oflag=direct conv=fsync status=none
+ctl cut hdd1 6
+ctl restore hdd1
+dd if="$L1" of="$WORK/got" bs=64k skip=64 count=1 iflag=direct status=none
+cmp "$WORK/D" "$WORK/got" || fail "flushed data lost after flush obey"
+echo "ok 4 - flush ignore loses a flushed write at a cut; cut all, restore all"
+
+# 5. Stats.
 ctl stats all
-python3 -c "import json; d = json.load(open('$CTL')); assert len(d) == 2 and d[0]['writes']['count'] > 0" ||
+python3 -c "import json; d = json.load(open('$CTL')); assert len(d) == 2 and d[0]['writes']['count'] > 0 and d[1]['flushes_ignored'] == 1 and d[1]['flush'] == 'obey'" ||
   fail "stats all is not the expected JSON"
-echo "ok 4 - stats"
+echo "ok 5 - stats"
 echo "test-fuse: PASSED"

@@ -16,9 +16,10 @@ if [[ -z ${PY:-} ]]; then
   fi
 fi
 
-# Where the Reef build and source live (same defaults as cmake/common.sh).
-MIMSTORE_BUILD_DIR=${MIMSTORE_BUILD_DIR:-/var/tmp/mimstore/build}
-MIMSTORE_SRC_DIR=${MIMSTORE_SRC_DIR:-/var/tmp/mimstore/src/ceph-18.2.7+ds}
+# Where the Reef build and source live (same defaults as cmake/common.sh,
+# whose CEPH_BUILD_DIR and CEPH_SOURCE_DIR win when it was sourced first).
+MIMSTORE_BUILD_DIR=${MIMSTORE_BUILD_DIR:-${CEPH_BUILD_DIR:-${MIMSTORE_WORKDIR:-/var/tmp/mimstore}/build}}
+MIMSTORE_SRC_DIR=${MIMSTORE_SRC_DIR:-${CEPH_SOURCE_DIR:-${MIMSTORE_WORKDIR:-/var/tmp/mimstore}/src/ceph-18.2.7+ds}}
 MIMSTORE_BUILD_OK=${MIMSTORE_BUILD_OK:-$MIMSTORE_BUILD_DIR/.mimstore-build-ok}
 
 BENCH_WORKDIR=${BENCH_WORKDIR:-/var/tmp/mimstore-bench}

@@ -25,8 +25,13 @@
 #           With TB_HDD_FS=raw (BlueStore) the loop device is left unformatted.
 #   NVMe i: loop device on $TB_SHM/nvme$i.img (tmpfs), no throttle,
 #           rotational=0, scheduler none (what Linux gives NVMe); FileStore /
-#           mimstore journal, BlueStore block.db.
-#   WAL  i: (only when TB_WAL_SIZE != 0) a second NVMe loop for block.wal.
+#           mimstore journal, BlueStore block.db. With TB_NVME_KIND=emu (crash
+#           tests; needs TB_HDD_KIND=emu) the emulator serves it instead, as
+#           disk nvme$i of its "nvme" model (20 us per command, 2 GB/s, a
+#           volatile write cache that a power cut empties), backing file
+#           still on tmpfs.
+#   WAL  i: (only when TB_WAL_SIZE != 0) a second NVMe device for block.wal
+#           (disk wal$i on the emulator with TB_NVME_KIND=emu).
 #
 # Everything created is recorded in $TB_STATE (one "kind args" line each) and
 # removed by tb_down, which also scans for leftovers of a crashed run (loop
@@ -44,6 +49,7 @@ TB_EMU_WCACHE=${TB_EMU_WCACHE:-on}
 DISKEMU_BUILD=${DISKEMU_BUILD:-${MIMSTORE_WORKDIR:-/var/tmp/mimstore}/diskemu-build}
 TB_EMU_BIN=${TB_EMU_BIN:-$DISKEMU_BUILD/diskemu}
 TB_NVME_SIZE=${TB_NVME_SIZE:-1G}        # journal / block.db per OSD
+TB_NVME_KIND=${TB_NVME_KIND:-loop}      # loop (tmpfs loop device) or emu (the emulator's nvme model)
 TB_WAL_SIZE=${TB_WAL_SIZE:-0}           # block.wal per OSD (bluestore only)
 TB_HDD_WIOPS=${TB_HDD_WIOPS:-200}
 TB_HDD_RIOPS=${TB_HDD_RIOPS:-200}
@@ -146,12 +152,10 @@ tb_up() {
   if [[ $TB_HDD_KIND == emu ]]; then _emu_start "$n"; fi
   for ((i = 0; i < n; i++)); do
     _hdd_up "$i"
-    dev=$(_new_loop "$TB_SHM/nvme$i.img" "$TB_NVME_SIZE")
-    _set_queue "$dev" "$TB_NVME_SCHED" 0
+    dev=$(_nvme_up "nvme$i" "$TB_NVME_SIZE")
     TB_NVME_DEVS+=("$dev")
     if [[ $TB_WAL_SIZE != 0 ]]; then
-      dev=$(_new_loop "$TB_SHM/wal$i.img" "$TB_WAL_SIZE")
-      _set_queue "$dev" "$TB_NVME_SCHED" 0
+      dev=$(_nvme_up "wal$i" "$TB_WAL_SIZE")
       TB_WAL_DEVS+=("$dev")
     fi
   done
@@ -185,6 +189,19 @@ _hdd_up() {
     _tb_rec throttle "$(_majmin "$dev")"
   fi
   TB_HDD_DEVS+=("$dev") TB_HDD_MNTS+=("$mnt")
+}
+
+# _nvme_up NAME SIZE: a fast device (journal, block.db, block.wal): a loop
+# device on tmpfs, or the emulator's disk NAME (TB_NVME_KIND=emu). Prints it.
+_nvme_up() {
+  local name=$1 size=$2 dev
+  if [[ $TB_NVME_KIND == emu ]]; then
+    dev=$(_emu_loop "$TB_EMU_MNT/$name")
+  else
+    dev=$(_new_loop "$TB_SHM/$name.img" "$size")
+  fi
+  _set_queue "$dev" "$TB_NVME_SCHED" 0
+  echo "$dev"
 }
 
 # _hdd_mkfs DEV DISK: XFS on DEV. mkfs is set-up, not a measurement: the
@@ -275,6 +292,11 @@ tb_hdd_check() {
   esac
   [[ $TB_EMU_WCACHE == on || $TB_EMU_WCACHE == off ]] ||
     die "emulated HDD write cache must be on or off (--hdd-write-cache, TB_EMU_WCACHE), not '$TB_EMU_WCACHE'"
+  case $TB_NVME_KIND in
+    loop) ;;
+    emu) [[ $TB_HDD_KIND == emu ]] || die "TB_NVME_KIND=emu needs the HDD emulator (TB_HDD_KIND=emu)" ;;
+    *) die "NVMe kind must be loop or emu (TB_NVME_KIND), not '$TB_NVME_KIND'" ;;
+  esac
 }
 
 _emu_preflight() {
@@ -362,6 +384,15 @@ _emu_start() {
     _tb_rec file "$TB_DIR/hdd$i.img"
     args+=(--disk "hdd$i:size=$TB_HDD_SIZE:model=$TB_EMU_PRESET:backing=$TB_DIR/hdd$i.img")
     TB_EMU_DISKS+=("hdd$i")
+    if [[ $TB_NVME_KIND == emu ]]; then
+      rm -f "$TB_SHM/nvme$i.img" "$TB_SHM/wal$i.img"
+      args+=(--disk "nvme$i:size=$TB_NVME_SIZE:model=nvme:backing=$TB_SHM/nvme$i.img")
+      TB_EMU_DISKS+=("nvme$i")
+      if [[ $TB_WAL_SIZE != 0 ]]; then
+        args+=(--disk "wal$i:size=$TB_WAL_SIZE:model=nvme:backing=$TB_SHM/wal$i.img")
+        TB_EMU_DISKS+=("wal$i")
+      fi
+    fi
   done
   # Own session, and not our child (the subshell exits): neither a Ctrl-C to
   # the terminal's process group nor bench.sh's kill of a profile's process
