@@ -4,8 +4,12 @@
 Input: a run directory written by qa/bench.sh:
   meta.json        profile, workload, warm-up, devices (testbed devices.json), osds
   fio.json         fio --output-format=json (stats exclude fio's ramp_time = warm-up)
-  fio_iops.1.log   per-second IOPS log (log_avg_msec=1000, log_unix_epoch=1)
-  fio_clat.1.log   per-second mean completion latency (ns), same log options
+  fio_clat.1.log   one line per completed write: wall-clock ms
+                   (log_unix_epoch=1), completion latency (ns); the per-second
+                   IOPS and latency series are counted from it, so they add
+                   up to fio's total exactly. (Runs made before this log
+                   was per-I/O have fio_iops.1.log, averaged per second with
+                   log_avg_msec=1000: read with per_second(), approximate.)
   samples.jsonl    qa/sampler.py: /sys/block stat, OSD RSS and CPU, each second
   hdd.trace        tracefs block_rq_issue/complete of the HDD loops, with
                    MIMBENCH wall-clock markers
@@ -21,6 +25,7 @@ client stats, device deltas, the trace replay, memory.
 """
 
 import argparse
+import gzip
 import json
 import math
 import os
@@ -41,8 +46,10 @@ def load_fio_log(path):
     """[(t_ms, value)] for the write direction of a fio log."""
     out = []
     if not os.path.exists(path):
-        return out
-    with open(path) as f:
+        if not os.path.exists(path + ".gz"):
+            return out
+        path += ".gz"      # bench.sh compresses it after the analysis
+    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
         for line in f:
             parts = [p.strip() for p in line.split(",")]
             if len(parts) < 3:
@@ -56,8 +63,32 @@ def load_fio_log(path):
     return out
 
 
+def per_second_from_ios(ios, start_s, seconds):
+    """Per-second IOPS and mean latency from a per-I/O log [(t_ms, v)].
+
+    Second k of the window is [start+k, start+k+1). fio's window start is
+    estimated (timestamp_ms - job_runtime) to within some milliseconds, so a
+    completion just outside the window is counted in its first or last
+    second: every logged write is in the series. Seconds without a
+    completion have 0 IOPS and no latency (None).
+    """
+    counts = [0] * seconds
+    sums = [0.0] * seconds
+    for t_ms, v in ios:
+        k = int(math.floor(t_ms / 1000.0 - start_s))
+        k = min(max(k, 0), seconds - 1)
+        counts[k] += 1
+        sums[k] += v
+    lat = [sums[k] / counts[k] if counts[k] else None for k in range(seconds)]
+    return [float(c) for c in counts], lat
+
+
 def per_second(samples, start_s, seconds, fill):
-    """Put averaged-log samples into 1 s slots of the window.
+    """Legacy (averaged logs): put log_avg_msec=1000 samples into 1 s slots.
+
+    Approximate: fio's sample is a mean of rates over sub-windows that had
+    completions, stamped when the next sample is due, so the series adds up
+    to fio's total only to within a few per cent.
 
     fio writes an averaged sample at the end of each window that had
     completions, so the sample for second k (covering (start+k, start+k+1])
@@ -294,8 +325,12 @@ def analyse(rundir, model_name=hddmodel.DEFAULT_PRESET):
         v = pct.get(q)
         return v / 1e6 if v is not None else None
 
-    iops_series = per_second(load_fio_log(os.path.join(rundir, "fio_iops.1.log")), start, seconds, 0.0)
-    lat_series = per_second(load_fio_log(os.path.join(rundir, "fio_clat.1.log")), start, seconds, None)
+    clat_log = load_fio_log(os.path.join(rundir, "fio_clat.1.log"))
+    if os.path.exists(os.path.join(rundir, "fio_iops.1.log")):     # legacy averaged logs
+        iops_series = per_second(load_fio_log(os.path.join(rundir, "fio_iops.1.log")), start, seconds, 0.0)
+        lat_series = per_second(clat_log, start, seconds, None)
+    else:
+        iops_series, lat_series = per_second_from_ios(clat_log, start, seconds)
     lat_series = [None if v is None else v / 1e6 for v in lat_series]
     st = series_stats(iops_series)
     client = {

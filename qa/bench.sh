@@ -376,10 +376,13 @@ run_workload() {   # profile rw bs threads dist
     *) dopt=(--random_distribution="$d") ;;
   esac
   rc=0
+  # The completion-latency log has one line per write (no log_avg_msec):
+  # analyze.py counts the per-second series from it, so the series adds up
+  # to fio's total exactly (fio's averaged logs do not).
   # shellcheck disable=SC2046
   (cd "$dir" && fio --name=bench $(fio_base) --rw="$wrw" --bs="$bs" --iodepth="$t" --numjobs=1 \
       "${dopt[@]}" --time_based --ramp_time="$warmup" --runtime="$runtime" \
-      --write_iops_log=fio --write_lat_log=fio --log_avg_msec=1000 --log_unix_epoch=1 \
+      --write_lat_log=fio --log_unix_epoch=1 --disable_lat=1 --disable_slat=1 \
       --output-format=json --output=fio.json --eta=always --eta-newline=1 2>fio.stderr) |
     progress_filter "$p/$name" || rc=$?
   trace_mark "$inst" end
@@ -395,7 +398,7 @@ run_workload() {   # profile rw bs threads dist
     die "fio failed (rc $rc) for $p/$name; see $dir/fio.json, fio.stderr and $CLUSTER_DIR/out/"
   fi
   "$PY" "$QA_DIR/analyze.py" --model "$hdd_model" "$dir" >&2 || die "analysis failed for $dir"
-  gzip -f "$dir/hdd.trace" || true     # analyze.py and hddmodel.py read .gz too
+  gzip -f "$dir/hdd.trace" "$dir/fio_clat.1.log" || true     # analyze.py and hddmodel.py read .gz too
 }
 
 # --- one profile (runs in a subshell: a failure ends this profile only) ----------------------------

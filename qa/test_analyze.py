@@ -39,6 +39,23 @@ class PerSecondTest(unittest.TestCase):
         self.assertEqual(s, [None, 5e6, None])
 
 
+class PerSecondFromIosTest(unittest.TestCase):
+    def test_counts_every_write(self):
+        # 3 writes in second 0, none in 1, 2 in 2; one 5 ms before the
+        # estimated start and one just past the end are kept.
+        ios = [(int((T0 - 0.005) * 1000), 1e6), (int((T0 + 0.2) * 1000), 3e6),
+               (int((T0 + 0.9) * 1000), 2e6), (int((T0 + 2.1) * 1000), 4e6),
+               (int((T0 + 3.004) * 1000), 6e6)]
+        iops, lat = analyze.per_second_from_ios(ios, T0, 3)
+        self.assertEqual(iops, [3.0, 0.0, 2.0])
+        self.assertEqual(sum(iops), len(ios))
+        self.assertEqual(lat, [2e6, None, 5e6])
+
+    def test_boundary_goes_to_the_later_second(self):
+        iops, _ = analyze.per_second_from_ios([(int((T0 + 1) * 1000), 1.0)], T0, 3)
+        self.assertEqual(iops, [0.0, 1.0, 0.0])
+
+
 class StatsTest(unittest.TestCase):
     def test_flat(self):
         st = analyze.series_stats([200.0] * 20)
@@ -159,12 +176,10 @@ class AnalyseRunTest(unittest.TestCase):
                                   "percentile": {"50.000000": 1e6, "99.000000": 2e9,
                                                  "99.900000": 3e9}}}}]}
         json.dump(fio, open(os.path.join(self.d, "fio.json"), "w"))
-        with open(os.path.join(self.d, "fio_iops.1.log"), "w") as f:
-            for k in (1, 2, 3, 4, 8, 9, 10):
-                f.write("%d, 100, 1, 4096, 0\n" % int((T0 + k) * 1000 + 2))
         with open(os.path.join(self.d, "fio_clat.1.log"), "w") as f:
-            for k in (1, 2, 3, 4, 8, 9, 10):
-                f.write("%d, 2000000, 1, 4096, 0\n" % int((T0 + k) * 1000 + 2))
+            for k in (0, 1, 2, 3, 7, 8, 9):        # seconds with writes
+                for i in range(100):
+                    f.write("%d, 2000000, 1, 4096, 0\n" % int((T0 + k) * 1000 + i * 9 + 2))
         devices = {
             "hdd": [{"osd": 0, "dev": "/dev/loop0", "name": "loop0", "majmin": "7:0",
                      "bytes": 1 << 30, "mount": "/x", "scheduler": "mq-deadline"}],
