@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# qa/sweep.sh - the working-set sweep: qa/bench.sh at several image sizes
+# (and journal sizes), every profile in each run, each point repeated.
+#
+#   qa/sweep.sh [--points IMG:NVME[,IMG:NVME...]] [--repeat N]
+#               [--profiles a,b,c] [--distribution D] [--runtime S]
+#               [--warmup S] [--results DIR] [--report-only]
+#
+# Defaults: points 2G:4G,16G:4G,64G:4G,64G:1G (image size : journal and
+# BlueStore block.db size per OSD), 2 repeats, all four profiles, uniform
+# and zipf:1.2, 4 KiB random writes at 8 threads, 60 s warm-up + 180 s
+# measured, emulated 7,200 rpm HDD (bench.sh's defaults otherwise).
+#
+# Each (point, repeat) is one qa/bench.sh run with every profile, into
+# RESULTS/<IMG>-nvme<NVME>/rep<K>: its ratios come from one run. A run
+# whose results.json exists is not run again, so a sweep interrupted (a
+# session's end) resumes where it stopped. After each run, and with
+# --report-only, qa/sweep_report.py writes RESULTS/sweep.md, sweep.json
+# and the plots (IOPS against image size, one line per profile).
+#
+# Disk space: the prefill writes zeros, which the emulator's thin backing
+# files do not store, so a 64 GiB image takes what the measured writes
+# take. Time: per run about profiles x (prefill + distributions x (warm-up
+# + measured + 10 s)); the default sweep is some 8 runs of 45-60 min.
+set -euo pipefail
+QA_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$QA_DIR/lib/common.sh"
+
+points=2G:4G,16G:4G,64G:4G,64G:1G
+repeat=2 profiles=mimstore,mimstore-nomerge,bluestore-hybrid,filestore-pacific
+dist=both runtime=180 warmup=60 results="" report_only=0
+while (($#)); do
+  case $1 in
+    --points) points=$2; shift 2 ;;
+    --repeat) repeat=$2; shift 2 ;;
+    --profiles) profiles=$2; shift 2 ;;
+    --distribution) dist=$2; shift 2 ;;
+    --runtime) runtime=$2; shift 2 ;;
+    --warmup) warmup=$2; shift 2 ;;
+    --results) results=$2; shift 2 ;;
+    --report-only) report_only=1; shift ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 0 ;;
+    *) die "unknown argument $1 (try --help)" ;;
+  esac
+done
+[[ $repeat =~ ^[1-9]$ ]] || die "--repeat must be 1..9, not '$repeat'"
+results=${results:-$BENCH_WORKDIR/sweep}
+mkdir -p "$results"
+IFS=, read -r -a plist <<<"$points"
+for pt in "${plist[@]}"; do
+  [[ $pt =~ ^[0-9]+[KMGT]:[0-9]+[KMGT]$ ]] ||
+    die "--points: '$pt' is not IMAGE:NVME (e.g. 64G:4G)"
+done
+
+# What the sweep's labels need: the merge cache's geometry of this build.
+conf() { "$MIMSTORE_BUILD_DIR/bin/ceph-conf" -c /dev/null --show-config-value "$1" 2>/dev/null || echo null; }
+jq -n --argjson slots "$(conf mimstore_htmll_slots)" --argjson cache "$(conf mimstore_cache_max_bytes)" \
+      --arg points "$points" --argjson repeat "$repeat" --arg profiles "$profiles" \
+      --arg dist "$dist" --argjson runtime "$runtime" --argjson warmup "$warmup" \
+      --arg cmd "qa/sweep.sh $*" \
+  '{command: $cmd, points: $points, repeat: $repeat, profiles: $profiles,
+    distribution: $dist, runtime_s: $runtime, warmup_s: $warmup,
+    htmll_slots: $slots, cache_max_bytes: $cache}' >"$results/sweep-plan.json"
+
+if ((!report_only)); then
+  require_root
+  for pt in "${plist[@]}"; do
+    img=${pt%%:*} nvme=${pt##*:}
+    for ((r = 1; r <= repeat; r++)); do
+      out=$results/$img-nvme$nvme/rep$r
+      if [[ -s $out/results.json ]]; then
+        log "sweep: $img image, $nvme journal, repeat $r: done already ($out)"
+        continue
+      fi
+      step "sweep: $img image, $nvme journal, repeat $r of $repeat"
+      rm -rf "$out"
+      # (a failed profile is in the run's failures.txt; the sweep goes on)
+      TB_WAL_SIZE_BLUESTORE=${TB_WAL_SIZE_BLUESTORE:-1G} \
+        "$QA_DIR/bench.sh" --profiles "$profiles" --image-size "$img" --nvme-size "$nvme" \
+          --distribution "$dist" --runtime "$runtime" --warmup "$warmup" --results "$out" ||
+        warn "bench.sh failed for $img/$nvme repeat $r (see $out/failures.txt)"
+      "$PY" "$QA_DIR/sweep_report.py" "$results" >/dev/null || warn "sweep report failed"
+    done
+  done
+fi
+"$PY" "$QA_DIR/sweep_report.py" "$results"

@@ -1,0 +1,197 @@
+#!/usr/bin/python3
+"""The working-set sweep's report: qa/sweep.sh's bench.sh runs side by side.
+
+Usage: sweep_report.py SWEEP_DIR
+Reads SWEEP_DIR/<IMG>-nvme<NVME>/rep<K>/results.json (qa/report.py) and
+SWEEP_DIR/sweep-plan.json. Writes SWEEP_DIR/sweep.md, sweep.json and
+sweep_iops.png (IOPS against image size, one line per profile and panel
+per distribution; the bars span the repeats), and prints sweep.md.
+
+A point is (image size, journal size, distribution). Per profile it has one
+IOPS figure per repeat; the table gives the median and the range. Ratios
+(mimstore against each other profile) are taken within each repeat, from
+one bench.sh run, and then given as median and range over the repeats. A
+point whose image has no more 4 MiB objects than the merge cache has HTMLL
+slots is labelled "fits one merge generation": every object of it has a
+slot, so each flush can write back the whole image.
+"""
+
+import glob
+import json
+import os
+import re
+import statistics
+import sys
+
+SUBJECT = "mimstore"
+ORDER = ["mimstore", "mimstore-nomerge", "bluestore-hybrid", "filestore-pacific"]
+UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def size_bytes(s):
+    m = re.fullmatch(r"(\d+)([KMGT])", s)
+    if not m:
+        raise ValueError("bad size %r" % s)
+    return int(m.group(1)) * UNITS[m.group(2)]
+
+
+def prof_key(p):
+    return (ORDER.index(p) if p in ORDER else len(ORDER), p)
+
+
+def load(sweep):
+    """[(image, nvme, rep, results_json)] sorted by image size, journal, repeat."""
+    out = []
+    for path in glob.glob(os.path.join(sweep, "*-nvme*", "rep*", "results.json")):
+        rep_dir = os.path.dirname(path)
+        m = re.fullmatch(r"(\d+[KMGT])-nvme(\d+[KMGT])", os.path.basename(os.path.dirname(rep_dir)))
+        r = re.fullmatch(r"rep(\d+)", os.path.basename(rep_dir))
+        if not m or not r:
+            continue
+        with open(path) as f:
+            out.append((m.group(1), m.group(2), int(r.group(1)), json.load(f)))
+    out.sort(key=lambda x: (size_bytes(x[0]), -size_bytes(x[1]), x[2]))
+    return out
+
+
+def points(loaded):
+    """{(image, nvme, dist): {"reps": {rep: {profile: iops}}, "series_sum": [..]}}"""
+    pts = {}
+    for img, nvme, rep, res in loaded:
+        for run in res.get("runs", []):
+            if run["workload"]["rw"] != "randwrite":
+                continue
+            key = (img, nvme, run["workload"]["distribution"])
+            pt = pts.setdefault(key, {"reps": {}, "series_sum": []})
+            pt["reps"].setdefault(rep, {})[run["profile"]] = run["client"]["iops_mean"]
+            s = run["client"].get("series_sum_over_writes")
+            if s is not None:
+                pt["series_sum"].append(s)
+    return pts
+
+
+def summarise(pts, slots):
+    """Median and range per profile, same-run ratios, the merge-generation label."""
+    rows = []
+    for (img, nvme, dist), pt in sorted(pts.items(), key=lambda kv: (
+            size_bytes(kv[0][0]), -size_bytes(kv[0][1]), kv[0][2])):
+        profiles = sorted({p for r in pt["reps"].values() for p in r}, key=prof_key)
+        per = {}
+        for p in profiles:
+            xs = [r[p] for r in pt["reps"].values() if p in r]
+            per[p] = {"n": len(xs), "median": statistics.median(xs), "min": min(xs), "max": max(xs)}
+        ratios = {}
+        for p in profiles:
+            if p == SUBJECT:
+                continue
+            rs = [r[SUBJECT] / r[p] for r in pt["reps"].values()
+                  if SUBJECT in r and p in r and r[p] > 0]
+            if rs:
+                ratios[p] = {"n": len(rs), "median": statistics.median(rs),
+                             "min": min(rs), "max": max(rs)}
+        objects = size_bytes(img) // (4 << 20)
+        rows.append({"image": img, "nvme": nvme, "distribution": dist,
+                     "image_objects": objects,
+                     "fits_one_generation": slots is not None and objects <= slots,
+                     "iops": per, "ratios": ratios,
+                     "series_sum_min": min(pt["series_sum"]) if pt["series_sum"] else None,
+                     "series_sum_max": max(pt["series_sum"]) if pt["series_sum"] else None})
+    return rows
+
+
+def fmt_range(d, f="%.0f"):
+    if d["n"] == 1:
+        return f % d["median"] + " (1 run)"
+    return (f + " (" + f + "-" + f + ")") % (d["median"], d["min"], d["max"])
+
+
+def markdown(rows, plan):
+    profiles = sorted({p for r in rows for p in r["iops"]}, key=prof_key)
+    others = [p for p in profiles if p != SUBJECT]
+    lines = ["# Working-set sweep: 4 KiB random writes, 8 threads, emulated 7,200 rpm HDD", ""]
+    if plan:
+        lines += ["- command: `%s`" % plan.get("command", "qa/sweep.sh"),
+                  "- %s s warm-up + %s s measured per point; %s repeat(s), each a qa/bench.sh run "
+                  "with every profile (its own results.md has the details)"
+                  % (plan.get("warmup_s"), plan.get("runtime_s"), plan.get("repeat")),
+                  "- merge cache: %s HTMLL slots, %s MiB; a point whose image has no more 4 MiB "
+                  "objects than slots is marked *fits one merge generation*"
+                  % (plan.get("htmll_slots"), (plan.get("cache_max_bytes") or 0) >> 20), ""]
+    lines.append("IOPS: median (range over the repeats). Ratios: mimstore / other, "
+                 "taken within each run, median (range).")
+    lines.append("")
+    head = ["image", "journal", "distribution"] + profiles + ["mimstore / " + p for p in others]
+    lines.append("| " + " | ".join(head) + " |")
+    lines.append("|" + "---|" * len(head))
+    for r in rows:
+        img = r["image"] + (" *fits one merge generation*" if r["fits_one_generation"] else "")
+        cells = [img, r["nvme"], r["distribution"]]
+        cells += [fmt_range(r["iops"][p]) if p in r["iops"] else "-" for p in profiles]
+        cells += [fmt_range(r["ratios"][p], "%.2f") if p in r["ratios"] else "-" for p in others]
+        lines.append("| " + " | ".join(cells) + " |")
+    sums = [x for r in rows for x in (r["series_sum_min"], r["series_sum_max"]) if x is not None]
+    if sums:
+        lines += ["", "Per-second series sum over fio's total: %.3f-%.3f." % (min(sums), max(sums))]
+    return "\n".join(lines) + "\n"
+
+
+def plot(rows, out):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    dists = sorted({r["distribution"] for r in rows})
+    profiles = sorted({p for r in rows for p in r["iops"]}, key=prof_key)
+    fig, axes = plt.subplots(1, len(dists), figsize=(6 * len(dists), 4.5), squeeze=False)
+    for ax, dist in zip(axes[0], dists):
+        nvmes = sorted({r["nvme"] for r in rows if r["distribution"] == dist},
+                       key=size_bytes, reverse=True)
+        for p in profiles:
+            for j, nvme in enumerate(nvmes):
+                pts = [r for r in rows if r["distribution"] == dist and r["nvme"] == nvme
+                       and p in r["iops"]]
+                if not pts:
+                    continue
+                x = [size_bytes(r["image"]) / (1 << 30) for r in pts]
+                y = [r["iops"][p]["median"] for r in pts]
+                err = [[r["iops"][p]["median"] - r["iops"][p]["min"] for r in pts],
+                       [r["iops"][p]["max"] - r["iops"][p]["median"] for r in pts]]
+                ax.errorbar(x, y, yerr=err, marker="o" if j == 0 else "s",
+                            linestyle="-" if j == 0 else ":", capsize=3,
+                            color="C%d" % profiles.index(p),
+                            label="%s, %s journal" % (p, nvme))
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("RBD image (GiB)")
+        ax.set_ylabel("IOPS (median; bars: range of repeats)")
+        ax.set_title("4 KiB random writes, %s" % dist)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+
+
+def main(argv=None):
+    argv = argv if argv is not None else sys.argv[1:]
+    if len(argv) != 1:
+        print(__doc__, file=sys.stderr)
+        return 2
+    sweep = argv[0]
+    plan = {}
+    pp = os.path.join(sweep, "sweep-plan.json")
+    if os.path.exists(pp):
+        plan = json.load(open(pp))
+    rows = summarise(points(load(sweep)), plan.get("htmll_slots"))
+    md = markdown(rows, plan)
+    with open(os.path.join(sweep, "sweep.md"), "w") as f:
+        f.write(md)
+    with open(os.path.join(sweep, "sweep.json"), "w") as f:
+        json.dump({"plan": plan, "points": rows}, f, indent=1)
+    if rows:
+        plot(rows, os.path.join(sweep, "sweep_iops.png"))
+    print(md)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
