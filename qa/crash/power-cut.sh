@@ -233,11 +233,12 @@ if [[ -z $caught ]]; then
   done
 fi
 if [[ $(profile_meta "$profile" store) == mimstore ]]; then
-  replays=$(grep -h "replayed [0-9]* transactions" "$CLUSTER_DIR"/out/osd.0.log 2>/dev/null |
+  # (lines of a crash dump start with blanks and repeat earlier ones)
+  replays=$(grep -h "^[0-9].*replayed [0-9]* transactions" "$CLUSTER_DIR"/out/osd.0.log 2>/dev/null |
             grep -vc " 0 transactions" || true)
 fi
 cp "$CLUSTER_DIR/out/osd.0.log" "$CLUSTER_DIR/osd-restart.log" "$results/" 2>/dev/null || true
-if [[ -n $caught ]]; then   # how the store said it (a refusal to mount)
+if [[ $caught == *"does not start"* || $caught == *"did not come back"* ]]; then   # the store's refusal
   grep -h -- "-1 mimstore\|ERROR" "$results/osd.0.log" "$results/osd-restart.log" 2>/dev/null | tail -n 3 >"$results/refusal.txt" || true
 fi
 tb_emu_stats "$results/emu-stats.json"
