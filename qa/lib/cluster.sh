@@ -15,6 +15,9 @@
 # writes those into every section, [global] [client] [osd] [mon] ...); for
 # kind=pacific the fragment is appended to the generated ceph.conf as is.
 
+# shellcheck source=ports.sh
+source "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
+
 VSTART_CONFIGS=${VSTART_CONFIGS:-$REPO_DIR/vstart-configs}
 CLUSTER_POOL=${CLUSTER_POOL:-rbd}
 
@@ -89,17 +92,6 @@ profile_check() {
   esac
 }
 
-_free_port() {   # a free TCP port pair p, p+1 in 40000..48999
-  local p
-  for _ in $(seq 50); do
-    p=$((40000 + (RANDOM % 4500) * 2))
-    if ! ss -Htan "( sport = :$p or sport = :$((p + 1)) )" | grep -q .; then
-      echo "$p"; return 0
-    fi
-  done
-  return 1
-}
-
 # ceph CLI against the current cluster (Debian's Pacific client for both kinds)
 cceph() { timeout "${CCEPH_TIMEOUT:-60}" ceph --conf "$CEPH_CONF" "$@"; }
 
@@ -142,7 +134,7 @@ _pacific_start() {
   local p=$1 n=$2 ps=$3 d=$CLUSTER_DIR i port fsid uuid secret id host store osd_dir
   store=$(profile_meta "$p" store)
   [[ $store == filestore || $store == bluestore ]] || die "profile $p: store '$store' is not supported with kind=pacific"
-  port=$(_free_port) || die "no free port"
+  port=$(free_port_pair) || die "no free port"
   fsid=$(uuidgen)
   host=$(hostname -s)
   mkdir -p "$d/out" "$d/asok" "$d/mon.a" "$d/mgr.x"
@@ -249,7 +241,7 @@ _join() { local IFS=,; echo "$*"; }
 _vstart_start() {
   local p=$1 n=$2 ps=$3 store args=() opt port
   store=$(profile_meta "$p" store)
-  port=$(_free_port) || die "no free port"
+  port=$(free_port_pair) || die "no free port"
   case $store in
     mimstore)
       # The journal is the whole NVMe loop, as FileStore's journal is.

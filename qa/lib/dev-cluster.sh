@@ -12,6 +12,9 @@
 #   dev_osd_kill N / dev_osd_start N / dev_osds_up
 #   $CEPH (the Reef ceph CLI), $DEV_DEST (the cluster's directory)
 
+# shellcheck source=ports.sh
+source "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
+
 BIN=$CEPH_BUILD_DIR/bin
 DEV_DEST=
 DEV_KEEP=${DEV_KEEP:-0}
@@ -55,9 +58,11 @@ dev_cluster_start() {
     mimstore|bluestore) ;;
     *) die "DEV_STORE=$store: mimstore or bluestore" ;;
   esac
+  local port
+  port=$(free_port_pair) || die "no free TCP port pair for the monitor"
   log "starting vstart: 1 mon, $mgr mgr, $osds $store OSDs (merge $merge) in $DEV_DEST"
   (cd "$CEPH_BUILD_DIR" &&
-   MON=1 OSD=$osds MGR=$mgr MDS=0 RGW=0 NFS=0 CEPH_PORT=$((41000 + RANDOM % 2000)) \
+   MON=1 OSD=$osds MGR=$mgr MDS=0 RGW=0 NFS=0 CEPH_PORT=$port \
      "$CEPH_SOURCE_DIR/src/vstart.sh" -n -x --$store --without-dashboard \
      --nolockdep "${opts[@]}" >"$DEV_DEST/vstart.log" 2>&1) ||
     { tail -40 "$DEV_DEST/vstart.log" >&2; die "vstart failed"; }
