@@ -45,42 +45,22 @@ std::string run_control(const std::vector<DiskEngine*>& disks,
     *ok = true;
     return out + "]";
   }
-  // A power cut of the whole machine: every disk, one after the other
-  // under no common lock (microseconds apart), disk i with seed + i.
-  if (cmd == "cut" && w.size() >= 3 && w.size() <= 4 && w[1] == "all" &&
-      (w.size() == 3 || w[3] == "torn")) {
-    char* end = nullptr;
-    unsigned long long seed = strtoull(w[2].c_str(), &end, 0);
-    if (*end) {
-      return "error: bad seed '" + w[2] + "'";
-    }
-    std::string errs;
-    for (size_t i = 0; i < disks.size(); i++) {
-      std::string e = disks[i]->cut(seed + i, w.size() == 4);
-      errs += e.empty() ? "" : (errs.empty() ? "" : "; ") + e;
-    }
-    if (!errs.empty()) {
-      return "error: " + errs;
-    }
-    *ok = true;
-    return "ok";
-  }
-  if (cmd == "restore" && w.size() == 2 && w[1] == "all") {
-    std::string errs;
-    for (DiskEngine* x : disks) {
-      std::string e = x->restore();
-      errs += e.empty() ? "" : (errs.empty() ? "" : "; ") + e;
-    }
-    if (!errs.empty()) {
-      return "error: " + errs;
-    }
-    *ok = true;
-    return "ok";
-  }
-  DiskEngine* d = w.size() >= 2 ? find(w[1]) : nullptr;
-  if (w.size() >= 2 && !d) {
+  // cut and restore take "all": the whole machine loses power (disk i
+  // with seed + i, one after the other under no common lock).
+  bool all = w.size() >= 2 && w[1] == "all" && (cmd == "cut" || cmd == "restore");
+  DiskEngine* d = w.size() >= 2 && !all ? find(w[1]) : nullptr;
+  if (w.size() >= 2 && !all && !d) {
     return "error: no disk '" + w[1] + "'";
   }
+  std::vector<DiskEngine*> targets = all ? disks : std::vector<DiskEngine*>{d};
+  auto each = [&](auto op) {
+    std::string errs;
+    for (size_t i = 0; i < targets.size(); i++) {
+      std::string e = op(targets[i], i);
+      errs += e.empty() ? "" : (errs.empty() ? "" : "; ") + e;
+    }
+    return errs;
+  };
   std::string err;
   if (cmd == "cut" && (w.size() == 3 || (w.size() == 4 && w[3] == "torn"))) {
     char* end = nullptr;
@@ -88,9 +68,9 @@ std::string run_control(const std::vector<DiskEngine*>& disks,
     if (*end) {
       return "error: bad seed '" + w[2] + "'";
     }
-    err = d->cut(seed, w.size() == 4);
+    err = each([&](DiskEngine* x, size_t i) { return x->cut(seed + i, w.size() == 4); });
   } else if (cmd == "restore" && w.size() == 2) {
-    err = d->restore();
+    err = each([](DiskEngine* x, size_t) { return x->restore(); });
   } else if (cmd == "fast" && w.size() == 3 && (w[2] == "on" || w[2] == "off")) {
     d->set_fast(w[2] == "on");
   } else if (cmd == "destage" && w.size() == 3 && (w[2] == "on" || w[2] == "off")) {
