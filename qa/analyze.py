@@ -4,10 +4,11 @@
 Input: a run directory written by qa/bench.sh:
   meta.json        profile, workload, warm-up, devices (testbed devices.json), osds
   fio.json         fio --output-format=json (stats exclude fio's ramp_time = warm-up)
-  fio_clat.1.log   one line per completed write: wall-clock ms
-                   (log_unix_epoch=1), completion latency (ns); the per-second
-                   IOPS and latency series are counted from it, so they add
-                   up to fio's total exactly. (Runs made before this log
+  fio_clat.1.log   one line per completed I/O: wall-clock ms
+                   (log_unix_epoch=1), completion latency (ns), direction
+                   (0 read, 1 write); the per-second IOPS and latency series
+                   are counted from it (reads and writes together), so they
+                   add up to fio's total exactly. (Runs made before this log
                    was per-I/O have fio_iops.1.log, averaged per second with
                    log_avg_msec=1000: read with per_second(), approximate.)
   samples.jsonl    qa/sampler.py: /sys/block stat, OSD RSS and CPU, each second
@@ -42,8 +43,8 @@ STAT_FIELDS = ["read_ios", "read_merges", "read_sectors", "read_ticks",
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
-def load_fio_log(path):
-    """[(t_ms, value)] for the write direction of a fio log."""
+def load_fio_log(path, ddirs=(1,)):
+    """[(t_ms, value)] for the given directions of a fio log (0 read, 1 write)."""
     out = []
     if not os.path.exists(path):
         if not os.path.exists(path + ".gz"):
@@ -58,7 +59,7 @@ def load_fio_log(path):
                 t, v, ddir = int(parts[0]), float(parts[1]), int(parts[2])
             except ValueError:
                 continue
-            if ddir == 1:
+            if ddir in ddirs:
                 out.append((t, v))
     return out
 
@@ -306,11 +307,31 @@ def emu_delta(start_path, end_path):
             "fast_ops": sum(x["fast_ops"] for x in disks.values())}
 
 
+def _direction(d):
+    """Client figures of one direction of fio's job (None: no I/O that way)."""
+    if not d or not int(d.get("total_ios", 0)):
+        return None
+    clat = d.get("clat_ns", {})
+    pct = clat.get("percentile", {})
+
+    def p(q):
+        v = pct.get(q)
+        return v / 1e6 if v is not None else None
+    return {
+        "ops": int(d["total_ios"]),
+        "iops_mean": d["iops"],
+        "bw_mb_s": d["bw_bytes"] / 1e6,
+        "bytes": d.get("io_bytes", 0),
+        "lat_ms": {"mean": clat.get("mean", 0) / 1e6, "p50": p("50.000000"),
+                   "p99": p("99.000000"), "p99_9": p("99.900000"),
+                   "max": clat.get("max", 0) / 1e6},
+    }
+
+
 def analyse(rundir, model_name=hddmodel.DEFAULT_PRESET):
     meta = json.load(open(os.path.join(rundir, "meta.json")))
     fio = json.load(open(os.path.join(rundir, "fio.json")))
     job = fio["jobs"][0]
-    w = job["write"]
     end = fio["timestamp_ms"] / 1000.0
     runtime_s = job["job_runtime"] / 1000.0
     start = end - runtime_s
@@ -318,14 +339,16 @@ def analyse(rundir, model_name=hddmodel.DEFAULT_PRESET):
     devices = meta["devices"]
 
     # --- client ------------------------------------------------------------------
-    writes = int(w["total_ios"])
-    pct = w.get("clat_ns", {}).get("percentile", {})
+    # Per direction from fio's totals; "ops", "iops_mean", the series and
+    # the costs per operation count reads and writes together. "lat_ms" is
+    # the writes' (the reads' in a workload without writes).
+    wr, rd = _direction(job.get("write")), _direction(job.get("read"))
+    writes = wr["ops"] if wr else 0
+    reads = rd["ops"] if rd else 0
+    ops = writes + reads
+    main_dir = wr or rd or _direction({"total_ios": 1, "iops": 0.0, "bw_bytes": 0})
 
-    def p(q):
-        v = pct.get(q)
-        return v / 1e6 if v is not None else None
-
-    clat_log = load_fio_log(os.path.join(rundir, "fio_clat.1.log"))
+    clat_log = load_fio_log(os.path.join(rundir, "fio_clat.1.log"), ddirs=(0, 1))
     if os.path.exists(os.path.join(rundir, "fio_iops.1.log")):     # legacy averaged logs
         iops_series = per_second(load_fio_log(os.path.join(rundir, "fio_iops.1.log")), start, seconds, 0.0)
         lat_series = per_second(clat_log, start, seconds, None)
@@ -334,19 +357,17 @@ def analyse(rundir, model_name=hddmodel.DEFAULT_PRESET):
     lat_series = [None if v is None else v / 1e6 for v in lat_series]
     st = series_stats(iops_series)
     client = {
+        "ops": ops,
         "writes": writes,
-        "iops_mean": w["iops"],
-        "bw_mb_s": w["bw_bytes"] / 1e6,
-        "lat_ms": {
-            "mean": w["clat_ns"]["mean"] / 1e6,
-            "p50": p("50.000000"),
-            "p99": p("99.000000"),
-            "p99_9": p("99.900000"),
-            "max": w["clat_ns"]["max"] / 1e6,
-        },
+        "reads": reads,
+        "iops_mean": (wr["iops_mean"] if wr else 0.0) + (rd["iops_mean"] if rd else 0.0),
+        "bw_mb_s": (wr["bw_mb_s"] if wr else 0.0) + (rd["bw_mb_s"] if rd else 0.0),
+        "lat_ms": main_dir["lat_ms"],
+        "write": wr,
+        "read": rd,
         "per_second": st,
-        # sanity: the reconstructed series should add up to the writes done
-        "series_sum_over_writes": (sum(iops_series) / writes) if writes else None,
+        # sanity: the per-second series should add up to the I/Os fio counted
+        "series_sum_over_ops": (sum(iops_series) / ops) if ops else None,
         "errors": job.get("error", 0),
     }
 
@@ -370,6 +391,10 @@ def analyse(rundir, model_name=hddmodel.DEFAULT_PRESET):
         "read_requests": per_cw(hdd["read_requests"]),
         "flushes": per_cw(hdd["flushes"]),
     }
+    # reads served by the HDDs, not by a cache (page cache, BlueStore's)
+    per_cr = (lambda x: x / reads) if reads else (lambda x: None)
+    hdd["per_client_read"] = {"read_requests": per_cr(hdd["read_requests"]),
+                              "read_bytes": per_cr(hdd["read_bytes"])}
     hdd["hdd_write_iops"] = hdd["write_requests"] / runtime_s / max(1, len(devices["hdd"]))
 
     nvme = {"busy_pct": {}, "write_bytes": 0}
@@ -385,6 +410,9 @@ def analyse(rundir, model_name=hddmodel.DEFAULT_PRESET):
     nvme["busy_pct_mean"] = sum(busy) / len(busy) if busy else None
     nvme["busy_pct_max"] = max(busy) if busy else None
     nvme["write_bytes_per_client_write"] = per_cw(nvme["write_bytes"])
+    # journal (and DB/WAL) write amplification: device bytes per client byte
+    wbytes = wr["bytes"] if wr else 0
+    nvme["write_bytes_per_client_byte"] = (nvme["write_bytes"] / wbytes) if wbytes else None
 
     # --- trace replay through the HDD model ---------------------------------------------
     trace_path = os.path.join(rundir, "hdd.trace")
@@ -440,9 +468,13 @@ def analyse(rundir, model_name=hddmodel.DEFAULT_PRESET):
         b = interp(win, end, lambda r, n=name: r["cpu_ticks"].get(n))
         if a is not None and b is not None:
             cpu["osd_cpu_pct"][name] = 100.0 * (b - a) / CLK_TCK / runtime_s
+            cpu.setdefault("osd_cpu_s", 0.0)
+            cpu["osd_cpu_s"] += (b - a) / CLK_TCK
     mem["total_rss_mb_mean"] = sum(x["mean"] for x in mem["osd_rss_mb"].values()) or None
     mem["total_rss_mb_max"] = sum(x["max"] for x in mem["osd_rss_mb"].values()) or None
     cpu["osd_cpu_pct_total"] = sum(cpu["osd_cpu_pct"].values()) or None
+    # OSD CPU seconds (all OSDs) per 1000 client operations
+    cpu["osd_cpu_s_per_kop"] = (cpu["osd_cpu_s"] / (ops / 1000.0)) if ops and "osd_cpu_s" in cpu else None
     sa = [r for r in win if r.get("sys_cpu")]
     if len(sa) >= 2:
         a, b = sa[0]["sys_cpu"], sa[-1]["sys_cpu"]

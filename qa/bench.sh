@@ -13,8 +13,18 @@
 #                             known: mimstore mimstore-nomerge bluestore-hybrid filestore-pacific
 #   --all-profiles            all four
 # Workload:
-#   --rw randwrite|write      random (default) or sequential writes
-#   --size S[,S...]           block sizes (4k; sequential: 1m..16m)
+#   --rw W[,W...]             workloads (randwrite):
+#                               randwrite   random writes
+#                               write       sequential writes
+#                               randread    random reads of the prefilled image
+#                                           (page cache dropped first)
+#                               randrw:P    random mix, P % reads (randrw:50 and
+#                                           randrw:33 are the paper's Varmail and
+#                                           FileServer ratios; page cache dropped)
+#                               readback    random writes, each batch of 32 read
+#                                           back and checked at once (fio verify):
+#                                           reads of data still in the merge window
+#   --size S[,S...]           block sizes (4k; only sequential writes: 4m)
 #   --threads T[,T...]        outstanding writes = paper "threads" (8); fio rbd
 #                             is asynchronous: one job, iodepth=T
 #   --distribution D          uniform | zipf:1.2 | both (uniform)
@@ -159,7 +169,11 @@ if ((matrix)); then
   IFS=, read -r -a _s <<<"$seq_sizes"
   for bs in "${_s[@]}"; do add_wl write "$bs" 8 -; done
 else
-  [[ $rw == randwrite || $rw == write ]] || die "--rw must be randwrite or write"
+  IFS=, read -r -a _rw <<<"$rw"
+  for w in "${_rw[@]}"; do
+    [[ $w =~ ^(randwrite|write|randread|readback|randrw:([0-9]|[1-9][0-9]))$ ]] ||
+      die "--rw: '$w' is not randwrite, write, randread, readback or randrw:P (P = 0..99 % reads)"
+  done
   [[ -n $sizes ]] || { [[ $rw == write ]] && sizes=4m || sizes=4k; }
   IFS=, read -r -a _s <<<"$sizes"
   IFS=, read -r -a _t <<<"$threads"
@@ -168,16 +182,19 @@ else
     uniform|zipf:*|pareto:*|normal:*) _d=("$dist") ;;
     *) die "--distribution must be uniform, zipf:THETA or both" ;;
   esac
-  [[ $rw == write ]] && _d=(-)
-  for bs in "${_s[@]}"; do
-    for t in "${_t[@]}"; do
-      for d in "${_d[@]}"; do add_wl "$rw" "$bs" "$t" "$d"; done
+  for w in "${_rw[@]}"; do
+    for bs in "${_s[@]}"; do
+      for t in "${_t[@]}"; do
+        if [[ $w == write ]]; then add_wl "$w" "$bs" "$t" -; continue; fi
+        for d in "${_d[@]}"; do add_wl "$w" "$bs" "$t" "$d"; done
+      done
     done
   done
 fi
+wl_reads() { [[ $1 == randread || $1 == readback || $1 == randrw:* ]]; }
 
-wl_name() {  # rw bs threads dist -> randwrite-4k-t8-uniform
-  local n="$1-${2,,}-t$3"
+wl_name() {  # rw bs threads dist -> randwrite-4k-t8-uniform, randrw:50 -> randrw50-...
+  local n="${1//:/}-${2,,}-t$3"
   [[ $4 != - ]] && n+="-${4//:/}"
   echo "$n"
 }
@@ -373,18 +390,34 @@ run_workload() {   # profile rw bs threads dist
   # and at the end of the run
   ( sleep "$warmup"; tb_emu_stats "$dir/emu_stats_start.json"; perf_dump "$dir/perf_start.json" ) &
   local perf_pid=$!
-  local dopt=()
+  local dopt=() ropt=(--rw="$wrw")
+  case $wrw in
+    randrw:*) ropt=(--rw=randrw --rwmixread="${wrw#randrw:}") ;;
+    # verify_backlog: each batch of 32 writes is read back and checked right
+    # after it completes; serialize_overlap keeps a rewrite of a block from
+    # racing its own verify read.
+    readback) ropt=(--rw=randwrite --verify=crc32c --verify_backlog=32 --verify_fatal=1
+                    --serialize_overlap=1) ;;
+  esac
+  if wl_reads "$wrw"; then
+    # Reads start from a cold host page cache (FileStore-style stores read
+    # through it, BlueStore through its own cache); "HDD rd/cr" in the
+    # report shows how many reads still did not reach the disk.
+    sync
+    echo 3 >/proc/sys/vm/drop_caches
+    log "page cache dropped before a workload with reads"
+  fi
   case $d in
     -) ;;
     uniform) dopt=(--random_distribution=random) ;;
     *) dopt=(--random_distribution="$d") ;;
   esac
   rc=0
-  # The completion-latency log has one line per write (no log_avg_msec):
+  # The completion-latency log has one line per I/O (no log_avg_msec):
   # analyze.py counts the per-second series from it, so the series adds up
   # to fio's total exactly (fio's averaged logs do not).
   # shellcheck disable=SC2046
-  (cd "$dir" && fio --name=bench $(fio_base) --rw="$wrw" --bs="$bs" --iodepth="$t" --numjobs=1 \
+  (cd "$dir" && fio --name=bench $(fio_base) "${ropt[@]}" --bs="$bs" --iodepth="$t" --numjobs=1 \
       "${dopt[@]}" --time_based --ramp_time="$warmup" --runtime="$runtime" \
       --write_lat_log=fio --log_unix_epoch=1 --disable_lat=1 --disable_slat=1 \
       --output-format=json --output=fio.json --eta=always --eta-newline=1 2>fio.stderr) |

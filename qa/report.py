@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Combine the runs of one bench.sh invocation into results.md, results.json, plots.
 
-Usage: report.py RESULTS_DIR
+Usage: report.py [--no-plots] RESULTS_DIR
 Reads RESULTS_DIR/runs/<profile>/<workload>/run.json (qa/analyze.py),
 RESULTS_DIR/env.json and RESULTS_DIR/failures.txt. Writes into RESULTS_DIR:
   results.md     the table, the same-run ratios, notes
@@ -16,9 +16,7 @@ import json
 import os
 import sys
 
-import matplotlib
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+plt = None     # matplotlib.pyplot, imported by main() only when plotting
 
 REFERENCE = "filestore-pacific"
 OTHERS = ["bluestore-hybrid", "mimstore-nomerge"]
@@ -70,17 +68,29 @@ def zero_of_window(r):
     return "%d/%d" % (ps.get("zero_seconds", 0), secs) if secs else "%d" % ps.get("zero_seconds", 0)
 
 
-def row(r):
+def has_reads(runs):
+    return any(r["client"].get("reads") for r in runs)
+
+
+def row(r, reads=False):
+    """One table row; with reads, the read columns after the total IOPS
+    (the latency columns are then the writes')."""
     c, h, m, n, mem = r["client"], r["hdd"], r["hdd_model"], r["nvme"], r["memory"]
     ps = c["per_second"]
     mp = m.get("per_client_write", {}) if m.get("available") else {}
+    rd = c.get("read") or {}
+    lat = ((c.get("write") or {}).get("lat_ms") or {}) if reads else c["lat_ms"]
+    read_cols = [fmt(rd.get("iops_mean"), "%.0f"), fmt((rd.get("lat_ms") or {}).get("p50"), "%.2f"),
+                 fmt((rd.get("lat_ms") or {}).get("p99"), "%.1f"),
+                 fmt(h.get("per_client_read", {}).get("read_requests"), "%.2f")] if reads else []
     return [
         r["profile"],
         fmt(c["iops_mean"], "%.0f"),
+    ] + read_cols + [
         fmt(c["bw_mb_s"], "%.1f"),
-        fmt(c["lat_ms"]["p50"], "%.2f"),
-        fmt(c["lat_ms"]["p99"], "%.1f"),
-        fmt(c["lat_ms"]["p99_9"], "%.1f"),
+        fmt(lat.get("p50"), "%.2f"),
+        fmt(lat.get("p99"), "%.1f"),
+        fmt(lat.get("p99_9"), "%.1f"),
         zero_of_window(r),
         fmt(ps.get("cv"), "%.2f"),
         fmt(h["per_client_write"]["write_requests"], "%.3f"),
@@ -96,6 +106,13 @@ def row(r):
 HEADER = ["profile", "IOPS", "MB/s", "p50 ms", "p99 ms", "p99.9 ms", "s at 0", "CV",
           "HDD wr/cw (stat)", "HDD wr/cw (trace)", "HDD KiB/cw", "model ms/cw",
           "model IOPS", "NVMe busy %", "OSD RSS MiB max"]
+READ_HEADER = ["read IOPS", "read p50 ms", "read p99 ms", "HDD rd/cr"]
+
+
+def header(reads=False):
+    if not reads:
+        return HEADER
+    return HEADER[:2] + READ_HEADER + ["MB/s", "write p50 ms", "write p99 ms", "write p99.9 ms"] + HEADER[6:]
 
 
 def md_table(header, rows):
@@ -210,7 +227,7 @@ def plot_time(by_wl, results, colors):
                 r["client"]["per_second"].get("zero_seconds", 0)),
                 color=colors[r["profile"]], lw=1)
         ax.set_xlabel("seconds into the measured window (after %s s warm-up)" % runs[0]["window"]["warmup_s"])
-        ax.set_ylabel("client write IOPS (per second)")
+        ax.set_ylabel("client IOPS, reads + writes (per second)")
         ax.set_title("IOPS over time: %s" % wl)
         ax.set_ylim(bottom=0)
         ax.legend(fontsize=8)
@@ -229,7 +246,7 @@ def plot_time(by_wl, results, colors):
             ax.plot(xs, ys, ".-", ms=3, lw=0.8, label="%s (p99 %s ms)" % (
                 r["profile"], fmt(r["client"]["lat_ms"]["p99"], "%.1f")), color=colors[r["profile"]])
         ax.set_yscale("log")
-        ax.set_xlabel("seconds into the measured window (no point: no write completed)")
+        ax.set_xlabel("seconds into the measured window (no point: no I/O completed)")
         ax.set_ylabel("mean completion latency (ms)")
         ax.set_title("Latency over time: %s" % wl)
         ax.legend(fontsize=8)
@@ -322,6 +339,33 @@ def plot_by_size_threads(runs, results, colors):
     return files
 
 
+def plot_by_workload(by_wl, results, colors):
+    """IOPS per workload, one bar per profile (the mixes and reads side by side)."""
+    wls = list(by_wl)
+    if len(wls) < 2:
+        return []
+    profiles = sorted({r["profile"] for rs in by_wl.values() for r in rs}, key=prof_key)
+    fig, ax = plt.subplots(figsize=(max(8, 1.2 * len(wls)), 4))
+    width = 0.8 / max(1, len(profiles))
+    for j, p in enumerate(profiles):
+        ys = []
+        for wl in wls:
+            m = [r for r in by_wl[wl] if r["profile"] == p]
+            ys.append(m[0]["client"]["iops_mean"] if m else 0)
+        ax.bar([i + j * width for i in range(len(wls))], ys, width, label=p, color=colors[p])
+    ax.set_xticks([i + width * (len(profiles) - 1) / 2 for i in range(len(wls))])
+    ax.set_xticklabels(wls, rotation=30, ha="right", fontsize=7)
+    ax.set_ylabel("IOPS (reads + writes)")
+    ax.set_title("IOPS by workload")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3, axis="y")
+    fig.tight_layout()
+    fn = "iops_by_workload.png"
+    fig.savefig(os.path.join(results, fn), dpi=110)
+    plt.close(fig)
+    return [fn]
+
+
 def plot_nvme_memory(by_wl, results, colors):
     wls = list(by_wl)
     profiles = sorted({r["profile"] for rs in by_wl.values() for r in rs}, key=prof_key)
@@ -350,7 +394,10 @@ def plot_nvme_memory(by_wl, results, colors):
 
 
 def main(argv=None):
-    argv = argv if argv is not None else sys.argv[1:]
+    global plt
+    argv = list(argv if argv is not None else sys.argv[1:])
+    plots_wanted = "--no-plots" not in argv
+    argv = [a for a in argv if a != "--no-plots"]
     if len(argv) != 1:
         print(__doc__)
         return 2
@@ -365,9 +412,14 @@ def main(argv=None):
     ratios = compute_ratios(by_wl)
     colors = _colors(sorted({r["profile"] for r in runs}, key=prof_key))
     plots = []
-    if runs:
+    if runs and plots_wanted:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot
+        plt = matplotlib.pyplot
         plots += plot_time(by_wl, results, colors)
         plots += plot_by_size_threads(runs, results, colors)
+        plots += plot_by_workload(by_wl, results, colors)
         plots += plot_nvme_memory(by_wl, results, colors)
 
     md = ["# mimstore benchmark results", ""]
@@ -390,7 +442,9 @@ def main(argv=None):
             md.append("- **a build was running during this run: the 2 CPUs were shared, "
                       "CPU-bound figures are pessimistic**")
         md.append("")
-    md += ["cw = client write. HDD wr/cw: HDD write requests per client write, from "
+    md += ["cw = client write, cr = client read. IOPS: reads and writes together "
+           "(in a mixed workload the read columns give the reads; p50/p99 are then the writes'). "
+           "HDD rd/cr: HDD read requests per client read (below 1: served from a cache). HDD wr/cw: HDD write requests per client write, from "
            "/sys/block/*/stat deltas (stat) and from the tracefs request stream (trace). "
            "model ms/cw: modelled disk service time per client write of the busiest HDD; "
            "model IOPS = 1000 / model ms/cw, what real disks would sustain. "
@@ -398,7 +452,8 @@ def main(argv=None):
            "window's length (fio's window runs past --runtime while outstanding writes drain). "
            "CV: coefficient of variation of per-second IOPS.", ""]
     for wl, rs in by_wl.items():
-        md += ["## %s" % wl, "", md_table(HEADER, [row(r) for r in rs]), ""]
+        rd = has_reads(rs)
+        md += ["## %s" % wl, "", md_table(header(rd), [row(r, rd) for r in rs]), ""]
         for r in rs:
             ps = r["client"]["per_second"]
             zr, br = ps.get("zero_runs") or {}, ps.get("busy_runs") or {}
@@ -408,14 +463,17 @@ def main(argv=None):
             else:
                 fr = "no second without a completed write"
             md.append("- %s: per-second IOPS %s..%s, 10 s moving average %s..%s; %s; "
-                      "HDD flushes %s/cw; NVMe writes %s KiB/cw (%s passes over the journal/DB device); "
-                      "OSD CPU %s%%, machine CPU busy %s%%%s%s" % (
+                      "HDD flushes %s/cw; NVMe writes %s KiB/cw, %s B per client byte written "
+                      "(%s passes over the journal/DB device); "
+                      "OSD CPU %s%% = %s CPU-s per 1000 client ops, machine CPU busy %s%%%s%s" % (
                           r["profile"], fmt(ps.get("min"), "%.0f"), fmt(ps.get("max"), "%.0f"),
                           fmt(ps.get("ma10_min"), "%.0f"), fmt(ps.get("ma10_max"), "%.0f"), fr,
                           fmt(r["hdd"]["per_client_write"].get("flushes"), "%.3f"),
                           fmt((r["nvme"]["write_bytes_per_client_write"] or 0) / 1024.0, "%.1f"),
+                          fmt(r["nvme"].get("write_bytes_per_client_byte"), "%.2f"),
                           fmt(r["nvme"].get("device_passes"), "%.2f"),
                           fmt(r["cpu"].get("osd_cpu_pct_total"), "%.0f"),
+                          fmt(r["cpu"].get("osd_cpu_s_per_kop"), "%.2f"),
                           fmt(r["cpu"].get("system_busy_pct"), "%.0f"),
                           emu_note(r), perf_note(r)))
         md.append("")

@@ -64,7 +64,7 @@ def points(loaded):
             key = (img, nvme, run["workload"]["distribution"])
             pt = pts.setdefault(key, {"reps": {}, "series_sum": []})
             pt["reps"].setdefault(rep, {})[run["profile"]] = run["client"]["iops_mean"]
-            s = run["client"].get("series_sum_over_writes")
+            s = run["client"].get("series_sum_over_ops", run["client"].get("series_sum_over_writes"))
             if s is not None:
                 pt["series_sum"].append(s)
     return pts

@@ -220,7 +220,13 @@ class AnalyseRunTest(unittest.TestCase):
         self.assertEqual(c["writes"], 700)
         self.assertEqual(c["per_second"]["zero_seconds"], 3)
         self.assertEqual(r["series"]["iops"], [100, 100, 100, 100, 0, 0, 0, 100, 100, 100])
-        self.assertAlmostEqual(c["series_sum_over_writes"], 1.0)
+        self.assertAlmostEqual(c["series_sum_over_ops"], 1.0)
+        self.assertEqual(c["reads"], 0)
+        self.assertIsNone(c["read"])
+        self.assertEqual(c["write"]["ops"], 700)
+        # 100 CPU ticks in the 10 s window for 700 writes
+        self.assertAlmostEqual(r["cpu"]["osd_cpu_s_per_kop"], 100.0 / analyze.CLK_TCK / 0.7)
+        self.assertIsNone(r["nvme"]["write_bytes_per_client_byte"])   # fio.json without io_bytes
         self.assertAlmostEqual(c["lat_ms"]["p99_9"], 3000.0)
         self.assertAlmostEqual(r["hdd"]["per_client_write"]["write_requests"], 1.0)
         self.assertAlmostEqual(r["hdd"]["per_client_write"]["write_bytes"], 4096.0)
@@ -235,6 +241,47 @@ class AnalyseRunTest(unittest.TestCase):
         self.assertIn("filestore-pacific", analyze.summary_line(r))
         self.assertEqual(r["hdd_backend"]["kind"], "throttle")
         self.assertIsNone(r["hdd_emulator"])
+
+
+class AnalyseMixedRunTest(AnalyseRunTest):
+    """The same run with reads: 50 reads/s in seconds 0-4, none in the freeze
+    they do not fill; the reads count in the series and the per-op costs."""
+
+    def setUp(self):
+        super().setUp()
+        fio = json.load(open(os.path.join(self.d, "fio.json")))
+        fio["jobs"][0]["read"] = {"total_ios": 250, "iops": 25.0, "bw_bytes": 25 * 4096,
+                                  "io_bytes": 250 * 4096,
+                                  "clat_ns": {"mean": 8e6, "max": 9e7,
+                                              "percentile": {"50.000000": 7e6, "99.000000": 8e7,
+                                                             "99.900000": 9e7}}}
+        fio["jobs"][0]["write"]["io_bytes"] = 700 * 4096
+        json.dump(fio, open(os.path.join(self.d, "fio.json"), "w"))
+        with open(os.path.join(self.d, "fio_clat.1.log"), "a") as f:
+            for k in range(5):
+                for i in range(50):
+                    f.write("%d, 8000000, 0, 4096, 0\n" % int((T0 + k) * 1000 + i * 19 + 5))
+        # 125 HDD reads in the window (1 per 2 client reads: half from a cache)
+        samples = [json.loads(l) for l in open(os.path.join(self.d, "samples.jsonl"))]
+        for rec in samples:
+            rec["stat"]["loop0"][0] = int(12.5 * (rec["t"] - T0 + 2))
+            rec["stat"]["loop1"][6] = int(2 * 8 * 70 * (rec["t"] - T0 + 2))   # 2 B per client byte
+        with open(os.path.join(self.d, "samples.jsonl"), "w") as f:
+            for rec in samples:
+                f.write(json.dumps(rec) + "\n")
+
+    def test_analyse(self):
+        r = analyze.analyse(self.d)
+        c = r["client"]
+        self.assertEqual((c["ops"], c["writes"], c["reads"]), (950, 700, 250))
+        self.assertAlmostEqual(c["iops_mean"], 95.0)
+        self.assertEqual(r["series"]["iops"], [150, 150, 150, 150, 50, 0, 0, 100, 100, 100])
+        self.assertAlmostEqual(c["series_sum_over_ops"], 1.0)
+        self.assertAlmostEqual(c["read"]["lat_ms"]["p99"], 80.0)
+        self.assertAlmostEqual(c["lat_ms"]["p99"], 2000.0)          # the writes'
+        self.assertAlmostEqual(r["hdd"]["per_client_read"]["read_requests"], 0.5)
+        self.assertAlmostEqual(r["nvme"]["write_bytes_per_client_byte"], 2.0)
+        self.assertAlmostEqual(r["cpu"]["osd_cpu_s_per_kop"], 100.0 / analyze.CLK_TCK / 0.95)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ import sweep_report  # noqa: E402
 def _run(profile, dist, iops):
     return {"profile": profile,
             "workload": {"rw": "randwrite", "distribution": dist},
-            "client": {"iops_mean": iops, "series_sum_over_writes": 1.0}}
+            "client": {"iops_mean": iops, "series_sum_over_ops": 1.0}}
 
 
 class SweepReportTest(unittest.TestCase):

@@ -1,0 +1,86 @@
+#!/usr/bin/python3
+"""Unit tests of qa/report.py on synthetic runs analysed by qa/analyze.py.
+
+Run: /usr/bin/python3 -m unittest test_report   (tables only: --no-plots,
+so it needs no matplotlib; the plots are drawn by every qa/bench.sh run)
+"""
+
+import contextlib
+import io
+import json
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import analyze  # noqa: E402
+import report  # noqa: E402
+import test_analyze  # noqa: E402
+
+
+def _analysed(fixture_cls, profile, workload):
+    """run.json of one of test_analyze's synthetic runs, as another profile/workload."""
+    fx = fixture_cls()
+    fx.setUp()
+    try:
+        meta_path = os.path.join(fx.d, "meta.json")
+        meta = json.load(open(meta_path))
+        meta["profile"] = profile
+        meta["workload"].update(workload)
+        json.dump(meta, open(meta_path, "w"))
+        return analyze.analyse(fx.d)
+    finally:
+        fx.tearDown()
+
+
+class ReportTest(unittest.TestCase):
+    def setUp(self):
+        self.d = tempfile.mkdtemp()
+        write = {"name": "randwrite-4k-t8-uniform", "rw": "randwrite"}
+        mixed = {"name": "randrw50-4k-t8-uniform", "rw": "randrw:50"}
+        runs = [(test_analyze.AnalyseRunTest, "mimstore", write),
+                (test_analyze.AnalyseRunTest, "filestore-pacific", write),
+                (test_analyze.AnalyseMixedRunTest, "mimstore", mixed),
+                (test_analyze.AnalyseMixedRunTest, "filestore-pacific", mixed)]
+        for cls, prof, wl in runs:
+            r = _analysed(cls, prof, wl)
+            out = os.path.join(self.d, "runs", prof, wl["name"])
+            os.makedirs(out)
+            json.dump(r, open(os.path.join(out, "run.json"), "w"))
+
+    def tearDown(self):
+        shutil.rmtree(self.d)
+
+    def _tables(self):
+        md = open(os.path.join(self.d, "results.md")).read()
+        tables = {}
+        for sec in md.split("\n## ")[1:]:
+            title, _, body = sec.partition("\n")
+            head = [l for l in body.splitlines() if l.startswith("| profile")]
+            if head:
+                tables[title] = head[0]
+        return md, tables
+
+    def test_read_columns_only_where_there_are_reads(self):
+        with contextlib.redirect_stdout(io.StringIO()):
+            self.assertEqual(report.main(["--no-plots", self.d]), 0)
+        md, tables = self._tables()
+        self.assertNotIn("read IOPS", tables["randwrite-4k-t8-uniform"])
+        self.assertIn("read IOPS", tables["randrw50-4k-t8-uniform"])
+        self.assertIn("write p99 ms", tables["randrw50-4k-t8-uniform"])
+        # the mixed row: total 95 IOPS, 25 reads/s, half of the reads from the HDD
+        row = [l for l in md.splitlines() if l.startswith("| mimstore | 95 |")]
+        self.assertEqual(len(row), 1, md)
+        cells = [c.strip() for c in row[0].strip("|").split("|")]
+        self.assertEqual(cells[2:6], ["25", "7.00", "80.0", "0.50"])
+        self.assertIn("CPU-s per 1000 client ops", md)
+        res = json.load(open(os.path.join(self.d, "results.json")))
+        self.assertAlmostEqual(res["ratios"]["randrw50-4k-t8-uniform"]["filestore-pacific"]["iops"], 1.0)
+        self.assertEqual(res["plots"], [])
+
+
+if __name__ == "__main__":
+    unittest.main()
