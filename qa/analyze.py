@@ -328,20 +328,17 @@ def _direction(d):
     }
 
 
-def analyse(rundir, model_name=hddmodel.DEFAULT_PRESET):
-    meta = json.load(open(os.path.join(rundir, "meta.json")))
+def _client_fio(rundir):
+    """Client figures of a fio run: (client, start, end, iops series, latency series).
+
+    Per direction from fio's totals; "ops", "iops_mean", the series and the
+    costs per operation count reads and writes together. "lat_ms" is the
+    writes' (the reads' in a workload without writes)."""
     fio = json.load(open(os.path.join(rundir, "fio.json")))
     job = fio["jobs"][0]
     end = fio["timestamp_ms"] / 1000.0
-    runtime_s = job["job_runtime"] / 1000.0
-    start = end - runtime_s
-    seconds = int(round(runtime_s))
-    devices = meta["devices"]
-
-    # --- client ------------------------------------------------------------------
-    # Per direction from fio's totals; "ops", "iops_mean", the series and
-    # the costs per operation count reads and writes together. "lat_ms" is
-    # the writes' (the reads' in a workload without writes).
+    start = end - job["job_runtime"] / 1000.0
+    seconds = int(round(end - start))
     wr, rd = _direction(job.get("write")), _direction(job.get("read"))
     writes = wr["ops"] if wr else 0
     reads = rd["ops"] if rd else 0
@@ -355,21 +352,67 @@ def analyse(rundir, model_name=hddmodel.DEFAULT_PRESET):
     else:
         iops_series, lat_series = per_second_from_ios(clat_log, start, seconds)
     lat_series = [None if v is None else v / 1e6 for v in lat_series]
-    st = series_stats(iops_series)
     client = {
         "ops": ops,
         "writes": writes,
         "reads": reads,
+        "write_bytes": wr["bytes"] if wr else 0,
         "iops_mean": (wr["iops_mean"] if wr else 0.0) + (rd["iops_mean"] if rd else 0.0),
         "bw_mb_s": (wr["bw_mb_s"] if wr else 0.0) + (rd["bw_mb_s"] if rd else 0.0),
         "lat_ms": main_dir["lat_ms"],
         "write": wr,
         "read": rd,
-        "per_second": st,
+        "per_second": series_stats(iops_series),
         # sanity: the per-second series should add up to the I/Os fio counted
         "series_sum_over_ops": (sum(iops_series) / ops) if ops else None,
         "errors": job.get("error", 0),
     }
+    return client, start, end, iops_series, lat_series
+
+
+def _client_fs(rundir):
+    """Client figures of a filesystem workload (qa/fsworkload.py): an "op" is
+    a flowop (FileBench's ops/s); writes are the appends and whole-file
+    writes, reads the whole-file reads. Same shape as _client_fio's."""
+    fs = json.load(open(os.path.join(rundir, "fsworkload.json")))
+    w = fs["window"]
+    span = w["wall_end"] - w["wall_start"]
+    pf = fs["per_flowop"]
+
+    def count(ops):
+        return sum(pf[o]["count"] for o in ops if o in pf)
+    writes, reads = count(("append", "write")), count(("read",))
+    series = [float(x) for x in fs["series"]]
+    client = {
+        "ops": fs["flowops"],
+        "writes": writes,
+        "reads": reads,
+        "write_bytes": fs["write_bytes"],
+        "iops_mean": fs["flowops_per_s"],
+        "bw_mb_s": fs["read_mb_s"] + fs["write_mb_s"],
+        "lat_ms": fs["lat_ms"],
+        "write": {"ops": writes, "iops_mean": writes / span, "bw_mb_s": fs["write_mb_s"],
+                  "bytes": fs["write_bytes"], "lat_ms": {}} if writes else None,
+        "read": {"ops": reads, "iops_mean": reads / span, "bw_mb_s": fs["read_mb_s"],
+                 "bytes": fs["read_bytes"], "lat_ms": {}} if reads else None,
+        "per_flowop": pf,
+        "per_second": series_stats(series),
+        "series_sum_over_ops": fs["series_sum_over_flowops"],
+        "errors": len(fs.get("errors") or []),
+    }
+    return client, w["wall_start"], w["wall_end"], series, [None] * len(series)
+
+
+def analyse(rundir, model_name=hddmodel.DEFAULT_PRESET):
+    meta = json.load(open(os.path.join(rundir, "meta.json")))
+    devices = meta["devices"]
+    if os.path.exists(os.path.join(rundir, "fsworkload.json")):
+        client, start, end, iops_series, lat_series = _client_fs(rundir)
+    else:
+        client, start, end, iops_series, lat_series = _client_fio(rundir)
+    runtime_s = end - start
+    seconds = len(iops_series)
+    writes, reads, ops = client["writes"], client["reads"], client["ops"]
 
     # --- devices from /sys/block -----------------------------------------------------
     recs = load_samples(os.path.join(rundir, "samples.jsonl"))
@@ -411,7 +454,7 @@ def analyse(rundir, model_name=hddmodel.DEFAULT_PRESET):
     nvme["busy_pct_max"] = max(busy) if busy else None
     nvme["write_bytes_per_client_write"] = per_cw(nvme["write_bytes"])
     # journal (and DB/WAL) write amplification: device bytes per client byte
-    wbytes = wr["bytes"] if wr else 0
+    wbytes = client["write_bytes"]
     nvme["write_bytes_per_client_byte"] = (nvme["write_bytes"] / wbytes) if wbytes else None
 
     # --- trace replay through the HDD model ---------------------------------------------

@@ -24,6 +24,10 @@
 #                               readback    random writes, each batch of 32 read
 #                                           back and checked at once (fio verify):
 #                                           reads of data still in the merge window
+#                               varmail     FileBench-style filesystem workloads
+#                               fileserver  (qa/fsworkload.py, 16 / 50 threads) on
+#                                           XFS on the RBD image through rbd-fuse;
+#                                           IOPS = flowops/s; image 3G or more
 #   --size S[,S...]           block sizes (4k; only sequential writes: 4m)
 #   --threads T[,T...]        outstanding writes = paper "threads" (8); fio rbd
 #                             is asynchronous: one job, iodepth=T
@@ -67,6 +71,8 @@ source "$QA_DIR/lib/common.sh"
 source "$QA_DIR/lib/testbed.sh"
 # shellcheck source=lib/cluster.sh
 source "$QA_DIR/lib/cluster.sh"
+# shellcheck source=lib/rbdfs.sh
+source "$QA_DIR/lib/rbdfs.sh"
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit "${1:-0}"; }
 
@@ -158,6 +164,8 @@ TB_HDD_WBPS=$((hdd_mbps * 1000000)) TB_HDD_RBPS=$((hdd_mbps * 1000000))
 image_bytes=$(to_bytes "$image_size")
 
 # Workload list: "rw bs threads dist" per line.
+wl_fs() { [[ $1 == varmail || $1 == fileserver ]]; }
+wl_reads() { [[ $1 == randread || $1 == readback || $1 == randrw:* ]] || wl_fs "$1"; }
 workloads=()
 add_wl() { workloads+=("$1 $2 $3 $4"); }
 if ((matrix)); then
@@ -171,8 +179,8 @@ if ((matrix)); then
 else
   IFS=, read -r -a _rw <<<"$rw"
   for w in "${_rw[@]}"; do
-    [[ $w =~ ^(randwrite|write|randread|readback|randrw:([0-9]|[1-9][0-9]))$ ]] ||
-      die "--rw: '$w' is not randwrite, write, randread, readback or randrw:P (P = 0..99 % reads)"
+    [[ $w =~ ^(randwrite|write|randread|readback|varmail|fileserver|randrw:([0-9]|[1-9][0-9]))$ ]] ||
+      die "--rw: '$w' is not randwrite, write, randread, readback, randrw:P (P = 0..99 % reads), varmail or fileserver"
   done
   [[ -n $sizes ]] || { [[ $rw == write ]] && sizes=4m || sizes=4k; }
   IFS=, read -r -a _s <<<"$sizes"
@@ -186,14 +194,22 @@ else
     for bs in "${_s[@]}"; do
       for t in "${_t[@]}"; do
         if [[ $w == write ]]; then add_wl "$w" "$bs" "$t" -; continue; fi
+        if wl_fs "$w"; then continue; fi
         for d in "${_d[@]}"; do add_wl "$w" "$bs" "$t" "$d"; done
       done
     done
+    # the filesystem workloads: once each, with their personality's threads
+    case $w in varmail) add_wl varmail - 16 - ;; fileserver) add_wl fileserver - 50 - ;; esac
   done
 fi
-wl_reads() { [[ $1 == randread || $1 == readback || $1 == randrw:* ]]; }
+fs_wanted=0
+for w in "${workloads[@]}"; do wl_fs "${w%% *}" && fs_wanted=1; done
+if ((fs_wanted)) && ((image_bytes < 3 << 30)); then
+  die "the filesystem workloads need --image-size 3G or more (their fileset holds up to 1.5 GiB on XFS); this run: $image_size"
+fi
 
 wl_name() {  # rw bs threads dist -> randwrite-4k-t8-uniform, randrw:50 -> randrw50-...
+  if [[ $2 == - ]]; then echo "$1"; return; fi    # a filesystem workload
   local n="${1//:/}-${2,,}-t$3"
   [[ $4 != - ]] && n+="-${4//:/}"
   echo "$n"
@@ -215,6 +231,7 @@ log "estimated duration: ~$((total_s / 60)) min; results: $results"
 # --- preflight ------------------------------------------------------------------------------
 require_root
 require_cmds fio rbd rados ceph ceph-authtool uuidgen ss jq timeout "$PY"
+if ((fs_wanted)); then require_cmds rbd-fuse mkfs.xfs; fi
 fio --enghelp 2>/dev/null | grep -qw rbd || die "fio has no rbd engine (Debian 12's fio has it: qa/setup.sh as root)"
 "$PY" -c 'import matplotlib, numpy' 2>/dev/null || die "$PY lacks matplotlib/numpy (run qa/setup.sh as root: it makes $MIMSTORE_VENV)"
 tb_init "$workdir"
@@ -235,6 +252,7 @@ cleanup() {
     log "--keep: cluster and devices left up (CEPH_CONF=$workdir/cluster/ceph.conf); remove with: qa/testbed.sh down --workdir $workdir"
   else
     step "teardown"
+    rbdfs_down || true      # before the cluster goes: its unmount flushes into RBD
     tb_down || true
   fi
   exit "$rc"
@@ -376,6 +394,16 @@ run_workload() {   # profile rw bs threads dist
                  runtime: $runtime, warmup: $warmup, image_size: $img},
       warmup_rule: $rule, devices: $devs[0], osd_pids: $osdpids}' >"$dir/meta.json"
 
+  if wl_fs "$wrw"; then
+    # A new XFS and fileset on the image, as set-up: fast mode, then settle.
+    tb_hdd_fast on
+    rbdfs_up "$CEPH_CONF" "$CLUSTER_POOL" bench
+    "$PY" "$QA_DIR/fsworkload.py" prepare --dir "$RBDFS_MNT/fileset" --personality "$wrw" >&2 ||
+      die "fsworkload prepare failed for $wrw"
+    sync
+    settle
+    tb_hdd_fast off
+  fi
   tb_hdd_assert_timed   # no measurement on an emulated disk in fast mode
   for w in "${TB_HDD_DEVS[@]}" "${TB_NVME_DEVS[@]}" "${TB_WAL_DEVS[@]}"; do devs+=(--dev "$(basename "$w")"); done
   for w in $CLUSTER_OSD_PIDS; do procs+=(--proc "$w"); done
@@ -416,12 +444,17 @@ run_workload() {   # profile rw bs threads dist
   # The completion-latency log has one line per I/O (no log_avg_msec):
   # analyze.py counts the per-second series from it, so the series adds up
   # to fio's total exactly (fio's averaged logs do not).
-  # shellcheck disable=SC2046
-  (cd "$dir" && fio --name=bench $(fio_base) "${ropt[@]}" --bs="$bs" --iodepth="$t" --numjobs=1 \
-      "${dopt[@]}" --time_based --ramp_time="$warmup" --runtime="$runtime" \
-      --write_lat_log=fio --log_unix_epoch=1 --disable_lat=1 --disable_slat=1 \
-      --output-format=json --output=fio.json --eta=always --eta-newline=1 2>fio.stderr) |
-    progress_filter "$p/$name" || rc=$?
+  if wl_fs "$wrw"; then
+    "$PY" "$QA_DIR/fsworkload.py" run --dir "$RBDFS_MNT/fileset" --personality "$wrw" \
+      --warmup "$warmup" --runtime "$runtime" --out "$dir/fsworkload.json" 2>"$dir/fsworkload.stderr" >&2 || rc=$?
+  else
+    # shellcheck disable=SC2046
+    (cd "$dir" && fio --name=bench $(fio_base) "${ropt[@]}" --bs="$bs" --iodepth="$t" --numjobs=1 \
+        "${dopt[@]}" --time_based --ramp_time="$warmup" --runtime="$runtime" \
+        --write_lat_log=fio --log_unix_epoch=1 --disable_lat=1 --disable_slat=1 \
+        --output-format=json --output=fio.json --eta=always --eta-newline=1 2>fio.stderr) |
+      progress_filter "$p/$name" || rc=$?
+  fi
   trace_mark "$inst" end
   tb_emu_stats "$dir/emu_stats_end.json"
   kill -TERM "$perf_pid" 2>/dev/null || true
@@ -430,12 +463,18 @@ run_workload() {   # profile rw bs threads dist
   kill -TERM "$sampler_pid" 2>/dev/null || true
   wait "$sampler_pid" 2>/dev/null || true
   trace_stop "$inst"
+  if wl_fs "$wrw"; then
+    tb_hdd_fast on      # the unmount's writeback is not measured
+    rbdfs_down
+    tb_hdd_fast off
+  fi
   if ((rc != 0)); then
-    tail -n 5 "$dir/fio.stderr" >&2
-    die "fio failed (rc $rc) for $p/$name; see $dir/fio.json, fio.stderr and $CLUSTER_DIR/out/"
+    tail -n 5 "$dir"/fio.stderr "$dir"/fsworkload.stderr 2>/dev/null >&2
+    die "the workload failed (rc $rc) for $p/$name; see $dir/ (fio.json, fio.stderr or fsworkload.json) and $CLUSTER_DIR/out/"
   fi
   "$PY" "$QA_DIR/analyze.py" --model "$hdd_model" "$dir" >&2 || die "analysis failed for $dir"
-  gzip -f "$dir/hdd.trace" "$dir/fio_clat.1.log" || true     # analyze.py and hddmodel.py read .gz too
+  gzip -f "$dir/hdd.trace" || true     # analyze.py and hddmodel.py read .gz too
+  if [[ -f $dir/fio_clat.1.log ]]; then gzip -f "$dir/fio_clat.1.log" || true; fi
 }
 
 # --- one profile (runs in a subshell: a failure ends this profile only) ----------------------------
@@ -503,6 +542,7 @@ for p in "${profiles[@]}"; do
   fi
   CLUSTER_DIR=$workdir/cluster
   tb_unthrottle
+  rbdfs_down || true
   cluster_stop || true
   tb_down
 done

@@ -54,9 +54,11 @@ def wl_key(w):
     if wl is None:
         return (w,)
     bs = wl["bs"].lower()
+    if not bs[:1].isdigit():          # a filesystem workload: no block size
+        return (True, wl["rw"], 0.0, wl["threads"], wl["distribution"])
     mult = {"k": 1, "m": 1024, "g": 1 << 20}.get(bs[-1], 1 / 1024)
     num = float(bs[:-1]) if bs[-1] in "kmg" else float(bs)
-    return (wl["rw"] != "randwrite", num * mult, wl["threads"], wl["distribution"])
+    return (wl["rw"] != "randwrite", "", num * mult, wl["threads"], wl["distribution"])
 
 
 def zero_of_window(r):
@@ -444,7 +446,9 @@ def main(argv=None):
         md.append("")
     md += ["cw = client write, cr = client read. IOPS: reads and writes together "
            "(in a mixed workload the read columns give the reads; p50/p99 are then the writes'). "
-           "HDD rd/cr: HDD read requests per client read (below 1: served from a cache). HDD wr/cw: HDD write requests per client write, from "
+           "HDD rd/cr: HDD read requests per client read (below 1: served from a cache). "
+           "Filesystem workloads (varmail, fileserver): IOPS = flowops/s (FileBench's ops/s), "
+           "reads = whole-file reads, writes = appends and whole-file writes. HDD wr/cw: HDD write requests per client write, from "
            "/sys/block/*/stat deltas (stat) and from the tracefs request stream (trace). "
            "model ms/cw: modelled disk service time per client write of the busiest HDD; "
            "model IOPS = 1000 / model ms/cw, what real disks would sustain. "

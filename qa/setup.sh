@@ -17,6 +17,8 @@
 #   fio                 3.33, with the rbd ioengine
 #   xfsprogs util-linux mkfs.xfs, losetup, mount
 #   fuse3 libfuse3-dev  the HDD emulator (qa/diskemu), the harness's default HDD
+#   rbd-fuse            RBD images as files, for the filesystem workloads
+#                       (bench.sh --rw varmail,fileserver: XFS on a loop on it)
 #   jq iproute2 procps uuid-runtime  the harness's tools (jq, ss, pgrep, uuidgen)
 #   python3-venv python3-pytest  the harness's venv (numpy, matplotlib from
 #                       PyPI, pinned in qa/requirements.txt: Debian 12's
@@ -43,7 +45,7 @@ if [[ $(id -u) -ne 0 ]]; then
 fi
 
 pkgs=(ceph-mon ceph-osd ceph-mgr ceph-common fio xfsprogs util-linux
-      fuse3 libfuse3-dev jq iproute2 procps uuid-runtime
+      fuse3 libfuse3-dev rbd-fuse jq iproute2 procps uuid-runtime
       python3-venv python3-numpy python3-pytest)
 optional=(shellcheck)
 

@@ -284,5 +284,40 @@ class AnalyseMixedRunTest(AnalyseRunTest):
         self.assertAlmostEqual(r["cpu"]["osd_cpu_s_per_kop"], 100.0 / analyze.CLK_TCK / 0.95)
 
 
+class AnalyseFsRunTest(AnalyseRunTest):
+    """The same window, driven by qa/fsworkload.py instead of fio."""
+
+    def setUp(self):
+        super().setUp()
+        os.remove(os.path.join(self.d, "fio.json"))
+        os.remove(os.path.join(self.d, "fio_clat.1.log"))
+        lat = {"mean": 3.0, "p50": 1.0, "p99": 40.0, "p99_9": 90.0, "max": 120.0}
+        fs = {"personality": "varmail", "flowops": 1300, "flowops_per_s": 130.0,
+              "window": {"wall_start": T0, "wall_end": T0 + 10, "seconds": 10.0, "warmup_s": 5},
+              "per_flowop": {"append": {"count": 200}, "fsync": {"count": 200},
+                             "read": {"count": 200}, "open": {"count": 200},
+                             "close": {"count": 300}, "create": {"count": 100},
+                             "delete": {"count": 100}},
+              "read_mb_s": 2.0, "write_mb_s": 0.8, "read_bytes": 20_000_000, "write_bytes": 1_638_400,
+              "lat_ms": lat, "series": [130] * 10, "series_sum_over_flowops": 1.0, "errors": []}
+        json.dump(fs, open(os.path.join(self.d, "fsworkload.json"), "w"))
+        meta = json.load(open(os.path.join(self.d, "meta.json")))
+        meta["workload"].update({"name": "varmail", "rw": "varmail", "bs": "-", "threads": 16})
+        json.dump(meta, open(os.path.join(self.d, "meta.json"), "w"))
+
+    def test_analyse(self):
+        r = analyze.analyse(self.d)
+        c = r["client"]
+        self.assertEqual((c["ops"], c["writes"], c["reads"]), (1300, 200, 200))
+        self.assertAlmostEqual(c["iops_mean"], 130.0)
+        self.assertEqual(c["lat_ms"]["p99"], 40.0)
+        self.assertEqual(r["series"]["iops"], [130.0] * 10)
+        self.assertEqual(c["per_second"]["zero_seconds"], 0)
+        # 700 HDD write requests in the window for 200 client writes
+        self.assertAlmostEqual(r["hdd"]["per_client_write"]["write_requests"], 3.5)
+        self.assertAlmostEqual(r["cpu"]["osd_cpu_s_per_kop"], 100.0 / analyze.CLK_TCK / 1.3)
+        self.assertIn("varmail", analyze.summary_line(r))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -44,7 +44,10 @@ class ReportTest(unittest.TestCase):
         runs = [(test_analyze.AnalyseRunTest, "mimstore", write),
                 (test_analyze.AnalyseRunTest, "filestore-pacific", write),
                 (test_analyze.AnalyseMixedRunTest, "mimstore", mixed),
-                (test_analyze.AnalyseMixedRunTest, "filestore-pacific", mixed)]
+                (test_analyze.AnalyseMixedRunTest, "filestore-pacific", mixed),
+                (test_analyze.AnalyseFsRunTest, "mimstore", {"name": "varmail", "rw": "varmail",
+                                                             "bs": "-", "threads": 16,
+                                                             "distribution": "-"})]
         for cls, prof, wl in runs:
             r = _analysed(cls, prof, wl)
             out = os.path.join(self.d, "runs", prof, wl["name"])
@@ -77,6 +80,8 @@ class ReportTest(unittest.TestCase):
         cells = [c.strip() for c in row[0].strip("|").split("|")]
         self.assertEqual(cells[2:6], ["25", "7.00", "80.0", "0.50"])
         self.assertIn("CPU-s per 1000 client ops", md)
+        self.assertIn("| mimstore | 130 | 20 |", md)    # varmail: flowops/s, then reads/s
+        self.assertEqual(list(tables)[-1], "varmail")   # after the block workloads
         res = json.load(open(os.path.join(self.d, "results.json")))
         self.assertAlmostEqual(res["ratios"]["randrw50-4k-t8-uniform"]["filestore-pacific"]["iops"], 1.0)
         self.assertEqual(res["plots"], [])
