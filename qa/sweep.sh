@@ -5,11 +5,17 @@
 #   qa/sweep.sh [--points IMG:NVME[,IMG:NVME...]] [--repeat N]
 #               [--profiles a,b,c] [--distribution D] [--runtime S]
 #               [--warmup S] [--results DIR] [--report-only]
+#               [-- BENCH_OPTIONS...]
 #
 # Defaults: points 2G:4G,16G:4G,64G:4G,64G:1G (image size : journal and
 # BlueStore block.db size per OSD), 2 repeats, all four profiles, uniform
 # and zipf:1.2, 4 KiB random writes at 8 threads, 60 s warm-up + 180 s
 # measured, emulated 7,200 rpm HDD (bench.sh's defaults otherwise).
+#
+# Options after "--" go to every qa/bench.sh run as they are (e.g.
+# "-- --rw randwrite,randrw:50 --osds 3 --pool-size 2"); the report keeps
+# one row per point and workload. With a single point, the sweep is the
+# way to repeat one bench.sh run and get the median and spread.
 #
 # Each (point, repeat) is one qa/bench.sh run with every profile, into
 # RESULTS/<IMG>-nvme<NVME>/rep<K>: its ratios come from one run. A run
@@ -27,8 +33,9 @@ QA_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$QA_DIR/lib/common.sh"
 
 points=2G:4G,16G:4G,64G:4G,64G:1G
+argv=("$@")
 repeat=2 profiles=mimstore,mimstore-nomerge,bluestore-hybrid,filestore-pacific
-dist=both runtime=180 warmup=60 results="" report_only=0
+dist=both runtime=180 warmup=60 results="" report_only=0 bench_extra=()
 while (($#)); do
   case $1 in
     --points) points=$2; shift 2 ;;
@@ -39,6 +46,7 @@ while (($#)); do
     --warmup) warmup=$2; shift 2 ;;
     --results) results=$2; shift 2 ;;
     --report-only) report_only=1; shift ;;
+    --) shift; bench_extra=("$@"); break ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 0 ;;
     *) die "unknown argument $1 (try --help)" ;;
   esac
@@ -57,9 +65,9 @@ conf() { "$MIMSTORE_BUILD_DIR/bin/ceph-conf" -c /dev/null --show-config-value "$
 jq -n --argjson slots "$(conf mimstore_htmll_slots)" --argjson cache "$(conf mimstore_cache_max_bytes)" \
       --arg points "$points" --argjson repeat "$repeat" --arg profiles "$profiles" \
       --arg dist "$dist" --argjson runtime "$runtime" --argjson warmup "$warmup" \
-      --arg cmd "qa/sweep.sh $*" \
+      --arg cmd "qa/sweep.sh ${argv[*]}" --arg extra "${bench_extra[*]}" \
   '{command: $cmd, points: $points, repeat: $repeat, profiles: $profiles,
-    distribution: $dist, runtime_s: $runtime, warmup_s: $warmup,
+    distribution: $dist, runtime_s: $runtime, warmup_s: $warmup, bench_options: $extra,
     htmll_slots: $slots, cache_max_bytes: $cache}' >"$results/sweep-plan.json"
 
 if ((!report_only)); then
@@ -77,7 +85,8 @@ if ((!report_only)); then
       # (a failed profile is in the run's failures.txt; the sweep goes on)
       TB_WAL_SIZE_BLUESTORE=${TB_WAL_SIZE_BLUESTORE:-1G} \
         "$QA_DIR/bench.sh" --profiles "$profiles" --image-size "$img" --nvme-size "$nvme" \
-          --distribution "$dist" --runtime "$runtime" --warmup "$warmup" --results "$out" ||
+          --distribution "$dist" --runtime "$runtime" --warmup "$warmup" --results "$out" \
+          "${bench_extra[@]+"${bench_extra[@]}"}" ||
         warn "bench.sh failed for $img/$nvme repeat $r (see $out/failures.txt)"
       "$PY" "$QA_DIR/sweep_report.py" "$results" >/dev/null || warn "sweep report failed"
     done

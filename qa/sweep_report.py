@@ -5,9 +5,10 @@ Usage: sweep_report.py SWEEP_DIR
 Reads SWEEP_DIR/<IMG>-nvme<NVME>/rep<K>/results.json (qa/report.py) and
 SWEEP_DIR/sweep-plan.json. Writes SWEEP_DIR/sweep.md, sweep.json and
 sweep_iops.png (IOPS against image size, one line per profile and panel
-per distribution; the bars span the repeats), and prints sweep.md.
+per workload; the bars span the repeats), and prints sweep.md.
 
-A point is (image size, journal size, distribution). Per profile it has one
+A point is (image size, journal size, workload: bench.sh's name for it,
+e.g. randwrite-4k-t8-uniform or randrw50-4k-t8-zipf1.2). Per profile it has one
 IOPS figure per repeat; the table gives the median and the range. Ratios
 (mimstore against each other profile) are taken within each repeat, from
 one bench.sh run, and then given as median and range over the repeats. A
@@ -55,13 +56,11 @@ def load(sweep):
 
 
 def points(loaded):
-    """{(image, nvme, dist): {"reps": {rep: {profile: iops}}, "series_sum": [..]}}"""
+    """{(image, nvme, workload): {"reps": {rep: {profile: iops}}, "series_sum": [..]}}"""
     pts = {}
     for img, nvme, rep, res in loaded:
         for run in res.get("runs", []):
-            if run["workload"]["rw"] != "randwrite":
-                continue
-            key = (img, nvme, run["workload"]["distribution"])
+            key = (img, nvme, run["workload"].get("name") or run["workload"]["distribution"])
             pt = pts.setdefault(key, {"reps": {}, "series_sum": []})
             pt["reps"].setdefault(rep, {})[run["profile"]] = run["client"]["iops_mean"]
             s = run["client"].get("series_sum_over_ops", run["client"].get("series_sum_over_writes"))
@@ -73,7 +72,7 @@ def points(loaded):
 def summarise(pts, slots):
     """Median and range per profile, same-run ratios, the merge-generation label."""
     rows = []
-    for (img, nvme, dist), pt in sorted(pts.items(), key=lambda kv: (
+    for (img, nvme, wl), pt in sorted(pts.items(), key=lambda kv: (
             size_bytes(kv[0][0]), -size_bytes(kv[0][1]), kv[0][2])):
         profiles = sorted({p for r in pt["reps"].values() for p in r}, key=prof_key)
         per = {}
@@ -90,7 +89,7 @@ def summarise(pts, slots):
                 ratios[p] = {"n": len(rs), "median": statistics.median(rs),
                              "min": min(rs), "max": max(rs)}
         objects = size_bytes(img) // (4 << 20)
-        rows.append({"image": img, "nvme": nvme, "distribution": dist,
+        rows.append({"image": img, "nvme": nvme, "workload": wl,
                      "image_objects": objects,
                      "fits_one_generation": slots is not None and objects <= slots,
                      "iops": per, "ratios": ratios,
@@ -108,24 +107,26 @@ def fmt_range(d, f="%.0f"):
 def markdown(rows, plan):
     profiles = sorted({p for r in rows for p in r["iops"]}, key=prof_key)
     others = [p for p in profiles if p != SUBJECT]
-    lines = ["# Working-set sweep: 4 KiB random writes, 8 threads, emulated 7,200 rpm HDD", ""]
+    lines = ["# Working-set sweep: qa/bench.sh at several image and journal sizes", ""]
     if plan:
         lines += ["- command: `%s`" % plan.get("command", "qa/sweep.sh"),
                   "- %s s warm-up + %s s measured per point; %s repeat(s), each a qa/bench.sh run "
-                  "with every profile (its own results.md has the details)"
-                  % (plan.get("warmup_s"), plan.get("runtime_s"), plan.get("repeat")),
+                  "with every profile (its own results.md has the details: test bed, "
+                  "cluster, per-second figures)%s"
+                  % (plan.get("warmup_s"), plan.get("runtime_s"), plan.get("repeat"),
+                     "; bench.sh options: `%s`" % plan["bench_options"] if plan.get("bench_options") else ""),
                   "- merge cache: %s HTMLL slots, %s MiB; a point whose image has no more 4 MiB "
                   "objects than slots is marked *fits one merge generation*"
                   % (plan.get("htmll_slots"), (plan.get("cache_max_bytes") or 0) >> 20), ""]
     lines.append("IOPS: median (range over the repeats). Ratios: mimstore / other, "
                  "taken within each run, median (range).")
     lines.append("")
-    head = ["image", "journal", "distribution"] + profiles + ["mimstore / " + p for p in others]
+    head = ["image", "journal", "workload"] + profiles + ["mimstore / " + p for p in others]
     lines.append("| " + " | ".join(head) + " |")
     lines.append("|" + "---|" * len(head))
     for r in rows:
         img = r["image"] + (" *fits one merge generation*" if r["fits_one_generation"] else "")
-        cells = [img, r["nvme"], r["distribution"]]
+        cells = [img, r["nvme"], r["workload"]]
         cells += [fmt_range(r["iops"][p]) if p in r["iops"] else "-" for p in profiles]
         cells += [fmt_range(r["ratios"][p], "%.2f") if p in r["ratios"] else "-" for p in others]
         lines.append("| " + " | ".join(cells) + " |")
@@ -139,15 +140,15 @@ def plot(rows, out):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    dists = sorted({r["distribution"] for r in rows})
+    wls = sorted({r["workload"] for r in rows})
     profiles = sorted({p for r in rows for p in r["iops"]}, key=prof_key)
-    fig, axes = plt.subplots(1, len(dists), figsize=(6 * len(dists), 4.5), squeeze=False)
-    for ax, dist in zip(axes[0], dists):
-        nvmes = sorted({r["nvme"] for r in rows if r["distribution"] == dist},
+    fig, axes = plt.subplots(1, len(wls), figsize=(6 * len(wls), 4.5), squeeze=False)
+    for ax, wl in zip(axes[0], wls):
+        nvmes = sorted({r["nvme"] for r in rows if r["workload"] == wl},
                        key=size_bytes, reverse=True)
         for p in profiles:
             for j, nvme in enumerate(nvmes):
-                pts = [r for r in rows if r["distribution"] == dist and r["nvme"] == nvme
+                pts = [r for r in rows if r["workload"] == wl and r["nvme"] == nvme
                        and p in r["iops"]]
                 if not pts:
                     continue
@@ -163,7 +164,7 @@ def plot(rows, out):
         ax.set_yscale("log")
         ax.set_xlabel("RBD image (GiB)")
         ax.set_ylabel("IOPS (median; bars: range of repeats)")
-        ax.set_title("4 KiB random writes, %s" % dist)
+        ax.set_title(wl)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
     fig.tight_layout()

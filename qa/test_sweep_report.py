@@ -15,7 +15,7 @@ import sweep_report  # noqa: E402
 
 def _run(profile, dist, iops):
     return {"profile": profile,
-            "workload": {"rw": "randwrite", "distribution": dist},
+            "workload": {"rw": "randwrite", "distribution": dist, "name": "randwrite-4k-t8-" + dist.replace(":", "")},
             "client": {"iops_mean": iops, "series_sum_over_ops": 1.0}}
 
 
@@ -62,7 +62,17 @@ class SweepReportTest(unittest.TestCase):
         self.assertIn("2G *fits one merge generation*", md)
         self.assertIn("1500 (1000-2000)", md)
         self.assertIn("7.00 (4.00-10.00)", md)
-        self.assertIn("| 64G | 4G | uniform | 300 (1 run) |", md)
+        self.assertIn("| 64G | 4G | randwrite-4k-t8-uniform | 300 (1 run) |", md)
+
+    def test_one_row_per_workload(self):
+        self._write("64G", "4G", 2, [_run("mimstore", "zipf:1.2", 900),
+                                     dict(_run("mimstore", "uniform", 100),
+                                          workload={"rw": "randrw:50", "distribution": "uniform",
+                                                    "name": "randrw50-4k-t8-uniform"})])
+        rows = sweep_report.summarise(sweep_report.points(sweep_report.load(self.d)), 4096)
+        self.assertEqual([(r["image"], r["workload"]) for r in rows],
+                         [("2G", "randwrite-4k-t8-uniform"), ("64G", "randrw50-4k-t8-uniform"),
+                          ("64G", "randwrite-4k-t8-uniform"), ("64G", "randwrite-4k-t8-zipf1.2")])
 
 
 if __name__ == "__main__":
