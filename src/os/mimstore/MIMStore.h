@@ -29,16 +29,24 @@
  * simple. Applying is cheap (page cache, RocksDB memtable, memory), so one
  * thread keeps up with an HDD-bound store.
  *
- * Locks, in the order they may be taken:
+ * Locks, and how they nest (outer first). Read from the code, not checked
+ * by lockdep (the build has debug mutexes off):
  *   submit_lock    sn assignment and journal submission order; the queue
- *                  throttle
- *   coll_lock      coll_map
- *   Collection::lock   the collection's object index and bits
+ *                  throttle. Outer to the journal's locks.
  *   obj_locks[i]   one object's file data against the flush thread and
- *                  readers (stripes by object)
- *   apply_lock     apply queue, applied_sn, committed_sn
+ *                  readers (stripes by object; two of them in address
+ *                  order). Taken before coll_lock, Collection::lock,
+ *                  durable_lock and the HTMLL's lock: an op locks its object
+ *                  first, then looks it up.
+ *   coll_lock      coll_map; outer to Collection::lock
+ *   Collection::lock   the collection's object index and bits
  *   durable_lock   per-sn reference counts, parts waiting for a sync
- *   (HTMLL, tracker, journal and fd cache lock internally)
+ *   bg_lock        the flush and sync threads' control state; outer to the
+ *                  HTMLL's and the journal's locks
+ *   apply_lock, tombstone_lock   leaves (apply queue and applied_sn;
+ *                  tombstones of removed collections)
+ *   (HTMLL, tracker, journal and fd cache lock internally and call out to
+ *   nothing while holding their locks)
  */
 #pragma once
 
