@@ -70,6 +70,14 @@ def zero_of_window(r):
     return "%d/%d" % (ps.get("zero_seconds", 0), secs) if secs else "%d" % ps.get("zero_seconds", 0)
 
 
+SERIES_SUM_TOLERANCE = 0.005
+
+
+def series_sum(r):
+    c = r["client"]
+    return c.get("series_sum_over_ops", c.get("series_sum_over_writes"))
+
+
 def has_reads(runs):
     return any(r["client"].get("reads") for r in runs)
 
@@ -494,6 +502,16 @@ def main(argv=None):
                              fmt(v["hdd_write_requests_per_cw"], "%.3f"), fmt(v["osd_rss_max"], "%.2f")])
         md += [md_table(["workload", "ratio", "IOPS", "model IOPS", "p99 lat", "p99.9 lat",
                          "HDD wr/cw", "OSD RSS"], rows), ""]
+    sums = [(r["profile"], r["workload"]["name"], series_sum(r)) for r in runs]
+    sums = [x for x in sums if x[2] is not None]
+    if sums:
+        vals = [x[2] for x in sums]
+        line = "Per-second series sum over the client's total: %.4f-%.4f" % (min(vals), max(vals))
+        off = ["%s/%s %.4f" % x for x in sums if abs(x[2] - 1.0) > SERIES_SUM_TOLERANCE]
+        if off:
+            line += ("; **outside 1 +- %g: %s** (the per-second figures of these runs do not add "
+                     "up to the total)" % (SERIES_SUM_TOLERANCE, ", ".join(off)))
+        md += [line + ".", ""]
     if failures:
         md += ["## Profiles that did not run", ""] + ["- %s" % f for f in failures] + [""]
     if plots:

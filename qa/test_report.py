@@ -57,6 +57,16 @@ class ReportTest(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.d)
 
+    def test_series_sum_outside_tolerance_is_flagged(self):
+        path = os.path.join(self.d, "runs", "mimstore", "randwrite-4k-t8-uniform", "run.json")
+        r = json.load(open(path))
+        r["client"]["series_sum_over_ops"] = 0.97
+        json.dump(r, open(path, "w"))
+        with contextlib.redirect_stdout(io.StringIO()):
+            report.main(["--no-plots", self.d])
+        md = open(os.path.join(self.d, "results.md")).read()
+        self.assertIn("**outside 1 +- 0.005: mimstore/randwrite-4k-t8-uniform 0.9700**", md)
+
     def _tables(self):
         md = open(os.path.join(self.d, "results.md")).read()
         tables = {}
@@ -82,6 +92,7 @@ class ReportTest(unittest.TestCase):
         self.assertIn("CPU-s per 1000 client ops", md)
         self.assertIn("| mimstore | 130 | 20 |", md)    # varmail: flowops/s, then reads/s
         self.assertEqual(list(tables)[-1], "varmail")   # after the block workloads
+        self.assertIn("Per-second series sum over the client's total: 1.0000-1.0000.", md)
         res = json.load(open(os.path.join(self.d, "results.json")))
         self.assertAlmostEqual(res["ratios"]["randrw50-4k-t8-uniform"]["filestore-pacific"]["iops"], 1.0)
         self.assertEqual(res["plots"], [])
