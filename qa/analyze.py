@@ -307,10 +307,17 @@ def emu_delta(start_path, end_path):
             "fast_ops": sum(x["fast_ops"] for x in disks.values())}
 
 
-def _direction(d):
-    """Client figures of one direction of fio's job (None: no I/O that way)."""
+def _direction(d, job_runtime_s=None):
+    """Client figures of one direction of fio's job (None: no I/O that way).
+
+    fio gives a direction that only verify reads used (readback) no runtime,
+    so no rate: the rate is then taken over the job's runtime."""
     if not d or not int(d.get("total_ios", 0)):
         return None
+    iops, bw = d["iops"], d["bw_bytes"]
+    if not d.get("runtime") and job_runtime_s:
+        iops = int(d["total_ios"]) / job_runtime_s
+        bw = d.get("io_bytes", 0) / job_runtime_s
     clat = d.get("clat_ns", {})
     pct = clat.get("percentile", {})
 
@@ -319,8 +326,8 @@ def _direction(d):
         return v / 1e6 if v is not None else None
     return {
         "ops": int(d["total_ios"]),
-        "iops_mean": d["iops"],
-        "bw_mb_s": d["bw_bytes"] / 1e6,
+        "iops_mean": iops,
+        "bw_mb_s": bw / 1e6,
         "bytes": d.get("io_bytes", 0),
         "lat_ms": {"mean": clat.get("mean", 0) / 1e6, "p50": p("50.000000"),
                    "p99": p("99.000000"), "p99_9": p("99.900000"),
@@ -339,7 +346,8 @@ def _client_fio(rundir):
     end = fio["timestamp_ms"] / 1000.0
     start = end - job["job_runtime"] / 1000.0
     seconds = int(round(end - start))
-    wr, rd = _direction(job.get("write")), _direction(job.get("read"))
+    wr = _direction(job.get("write"), end - start)
+    rd = _direction(job.get("read"), end - start)
     writes = wr["ops"] if wr else 0
     reads = rd["ops"] if rd else 0
     ops = writes + reads

@@ -284,6 +284,18 @@ class AnalyseMixedRunTest(AnalyseRunTest):
         self.assertAlmostEqual(r["cpu"]["osd_cpu_s_per_kop"], 100.0 / analyze.CLK_TCK / 0.95)
 
 
+class VerifyReadsTest(unittest.TestCase):
+    def test_rate_over_the_job_runtime(self):
+        # fio's readback: verify reads have a count but no runtime, no rate
+        d = {"total_ios": 300, "iops": 0, "bw_bytes": 0, "runtime": 0, "io_bytes": 300 * 4096,
+             "clat_ns": {"mean": 1e6, "max": 2e6, "percentile": {}}}
+        r = analyze._direction(d, 10.0)
+        self.assertAlmostEqual(r["iops_mean"], 30.0)
+        self.assertAlmostEqual(r["bw_mb_s"], 30 * 4096 / 1e6)
+        d.update({"runtime": 10000, "iops": 29.5})     # a timed direction keeps fio's rate
+        self.assertAlmostEqual(analyze._direction(d, 10.0)["iops_mean"], 29.5)
+
+
 class AnalyseFsRunTest(AnalyseRunTest):
     """The same window, driven by qa/fsworkload.py instead of fio."""
 
