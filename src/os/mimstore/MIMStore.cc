@@ -227,6 +227,8 @@ void MIMStore::_create_logger()
             unit_t(UNIT_BYTES));
   b.add_u64_counter(l_mimstore_replayed, "replayed",
                     "Transactions replayed from the journal at mount");
+  b.add_u64_counter(l_mimstore_reads_from_cache, "reads_from_cache",
+                    "Reads served whole from the merge cache (no file read)");
   logger = b.create_perf_counters();
   cct->get_perfcounters_collection()->add(logger);
 }
@@ -1456,20 +1458,27 @@ int MIMStore::read(CollectionHandle& ch, const ghobject_t& oid,
     len = size - offset;
   }
   // The file's bytes, zeros where it has none, then the cached extents on
-  // top (the cache always holds the newest bytes).
-  bufferptr bp = ceph::buffer::create(len);
-  r = files->read_into(f, offset, len, bp.c_str());
-  if (r < 0) {
-    // -EIO goes back to the OSD, which repairs the object from a replica
-    derr << __func__ << " " << c->cid << " " << oid << " read failed: "
-         << cpp_strerror(r) << dendl;
-    return r;
-  }
-  if (uint64_t(r) < len) {
-    memset(bp.c_str() + r, 0, len - r);
-  }
+  // top (the cache always holds the newest bytes). A range the cache covers
+  // whole is not read from the file: on an HDD that read is a seek, for a
+  // read of data still in the merge window. (The object lock keeps the
+  // flush thread from writing back and dropping these extents meanwhile.)
   std::vector<mim::CachedExtent> ext;
   htmll->lookup(c->name, fname, offset, len, &ext);
+  bufferptr bp = ceph::buffer::create(len);
+  if (mim::extents_cover(ext, offset, len)) {
+    logger->inc(l_mimstore_reads_from_cache);
+  } else {
+    r = files->read_into(f, offset, len, bp.c_str());
+    if (r < 0) {
+      // -EIO goes back to the OSD, which repairs the object from a replica
+      derr << __func__ << " " << c->cid << " " << oid << " read failed: "
+           << cpp_strerror(r) << dendl;
+      return r;
+    }
+    if (uint64_t(r) < len) {
+      memset(bp.c_str() + r, 0, len - r);
+    }
+  }
   for (auto& e : ext) {
     memcpy(bp.c_str() + (e.offset - offset), e.data.data, e.data.length);
   }

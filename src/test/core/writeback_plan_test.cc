@@ -187,3 +187,20 @@ TEST(OverlayExtents, EmptySides)
   ASSERT_EQ(1u, out.size());
   EXPECT_EQ(2u, out[0].sn);
 }
+
+TEST(ExtentsCover, HolesEdgesAndEmpty)
+{
+  std::vector<CachedExtent> v;
+  EXPECT_TRUE(extents_cover(v, 100, 0));
+  EXPECT_FALSE(extents_cover(v, 100, 1));
+  v.push_back(ext(0, 4096, 1));
+  v.push_back(ext(4096, 4096, 2));
+  v.push_back(ext(12288, 4096, 3));
+  EXPECT_TRUE(extents_cover(v, 0, 8192));        // two adjacent extents
+  EXPECT_TRUE(extents_cover(v, 100, 4096));      // across their boundary
+  EXPECT_TRUE(extents_cover(v, 12288, 4096));    // the last one exactly
+  EXPECT_FALSE(extents_cover(v, 4096, 8192));    // the hole 8192..12288
+  EXPECT_FALSE(extents_cover(v, 8191, 2));       // one byte into the hole
+  EXPECT_FALSE(extents_cover(v, 12288, 4097));   // one byte past the end
+  EXPECT_FALSE(extents_cover(v, 20000, 10));     // after every extent
+}

@@ -100,4 +100,24 @@ std::vector<CachedExtent> overlay_extents(std::vector<CachedExtent> base,
   return out;
 }
 
+bool extents_cover(const std::vector<CachedExtent>& sorted_extents,
+                   uint64_t off, uint64_t len)
+{
+  uint64_t cur = off;
+  const uint64_t end = off + len;
+  for (const CachedExtent& e : sorted_extents) {
+    if (cur >= end) {
+      break;
+    }
+    if (e.end() <= cur) {
+      continue;            // wholly before what is still uncovered
+    }
+    if (e.offset > cur) {
+      return false;        // a hole at cur
+    }
+    cur = e.end();
+  }
+  return cur >= end;
+}
+
 }  // namespace mim

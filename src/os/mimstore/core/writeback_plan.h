@@ -71,4 +71,11 @@ std::vector<WriteRun> plan_writeback(
 std::vector<CachedExtent> overlay_extents(std::vector<CachedExtent> base,
                                           std::vector<CachedExtent> top);
 
+/// Whether `sorted_extents` cover every byte of [off, off + len): a read of
+/// that range needs nothing from the backend file. len == 0 is covered.
+/// REQUIRES: sorted_extents sorted by offset and non-overlapping (what
+/// Htmll::lookup() returns).
+bool extents_cover(const std::vector<CachedExtent>& sorted_extents,
+                   uint64_t off, uint64_t len);
+
 }  // namespace mim
