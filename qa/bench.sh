@@ -191,15 +191,17 @@ else
     *) die "--distribution must be uniform, zipf:THETA or both" ;;
   esac
   for w in "${_rw[@]}"; do
+    # the filesystem workloads: once each, with their personality's threads
+    case $w in
+      varmail) add_wl varmail - 16 -; continue ;;
+      fileserver) add_wl fileserver - 50 -; continue ;;
+    esac
     for bs in "${_s[@]}"; do
       for t in "${_t[@]}"; do
         if [[ $w == write ]]; then add_wl "$w" "$bs" "$t" -; continue; fi
-        if wl_fs "$w"; then continue; fi
         for d in "${_d[@]}"; do add_wl "$w" "$bs" "$t" "$d"; done
       done
     done
-    # the filesystem workloads: once each, with their personality's threads
-    case $w in varmail) add_wl varmail - 16 - ;; fileserver) add_wl fileserver - 50 - ;; esac
   done
 fi
 fs_wanted=0

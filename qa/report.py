@@ -226,6 +226,14 @@ def _colors(profiles):
     return {p: cmap.get(p) or next(extra) for p in profiles}
 
 
+def _save(fig, results, fn):
+    """Lay out, write RESULTS/fn, free the figure; returns fn."""
+    fig.tight_layout()
+    fig.savefig(os.path.join(results, fn), dpi=110)
+    plt.close(fig)
+    return fn
+
+
 def plot_time(by_wl, results, colors):
     files = []
     for wl, runs in by_wl.items():
@@ -242,11 +250,7 @@ def plot_time(by_wl, results, colors):
         ax.set_ylim(bottom=0)
         ax.legend(fontsize=8)
         ax.grid(alpha=0.3)
-        fn = "iops_time_%s.png" % wl
-        fig.tight_layout()
-        fig.savefig(os.path.join(results, fn), dpi=110)
-        plt.close(fig)
-        files.append(fn)
+        files.append(_save(fig, results, "iops_time_%s.png" % wl))
 
         fig, ax = plt.subplots(figsize=(10, 4))
         for r in sorted(runs, key=lambda r: prof_key(r["profile"])):
@@ -261,11 +265,7 @@ def plot_time(by_wl, results, colors):
         ax.set_title("Latency over time: %s" % wl)
         ax.legend(fontsize=8)
         ax.grid(alpha=0.3, which="both")
-        fn = "latency_time_%s.png" % wl
-        fig.tight_layout()
-        fig.savefig(os.path.join(results, fn), dpi=110)
-        plt.close(fig)
-        files.append(fn)
+        files.append(_save(fig, results, "latency_time_%s.png" % wl))
 
         fig, axs = plt.subplots(3, 1, figsize=(10, 7), sharex=True)
         for r in sorted(runs, key=lambda r: prof_key(r["profile"])):
@@ -284,12 +284,30 @@ def plot_time(by_wl, results, colors):
         axs[0].set_title("Devices and memory over time: %s" % wl)
         for a in axs:
             a.grid(alpha=0.3)
-        fn = "devices_time_%s.png" % wl
-        fig.tight_layout()
-        fig.savefig(os.path.join(results, fn), dpi=110)
-        plt.close(fig)
-        files.append(fn)
+        files.append(_save(fig, results, "devices_time_%s.png" % wl))
     return files
+
+
+def _bars(ax, groups, profiles, value, colors, labels, title, ylabel=None, **tick_kw):
+    """Grouped bars: a group per entry of groups, in it a bar per profile of
+    height value(profile, group) (0 where that profile has no run)."""
+    width = 0.8 / max(1, len(profiles))
+    for j, p in enumerate(profiles):
+        ax.bar([i + j * width for i in range(len(groups))], [value(p, g) for g in groups],
+               width, label=p, color=colors[p])
+    ax.set_xticks([i + width * (len(profiles) - 1) / 2 for i in range(len(groups))])
+    ax.set_xticklabels(labels, **tick_kw)
+    if ylabel:
+        ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3, axis="y")
+
+
+def _run_of(runs, p, pred):
+    """The run of profile p that pred accepts, or None."""
+    m = [r for r in runs if r["profile"] == p and pred(r)]
+    return m[0] if m else None
 
 
 def plot_by_size_threads(runs, results, colors):
@@ -305,47 +323,24 @@ def plot_by_size_threads(runs, results, colors):
                              if r["workload"]["distribution"] == d},
                             key=lambda g: wl_key({"rw": "randwrite", "bs": g[0], "threads": g[1],
                                                   "distribution": d}))
-            width = 0.8 / max(1, len(profiles))
-            for j, p in enumerate(profiles):
-                ys = []
-                for g in groups:
-                    m = [r for r in rnd if r["profile"] == p and r["workload"]["distribution"] == d
-                         and (r["workload"]["bs"], r["workload"]["threads"]) == g]
-                    ys.append(m[0]["client"]["iops_mean"] if m else 0)
-                ax.bar([i + j * width for i in range(len(groups))], ys, width, label=p, color=colors[p])
-            ax.set_xticks([i + width * (len(profiles) - 1) / 2 for i in range(len(groups))])
-            ax.set_xticklabels(["%s\n%d thr" % g for g in groups])
-            ax.set_ylabel("IOPS")
-            ax.set_title("Random writes by size and threads (%s)" % d)
-            ax.legend(fontsize=8)
-            ax.grid(alpha=0.3, axis="y")
-        fig.tight_layout()
-        fn = "iops_by_size_threads.png"
-        fig.savefig(os.path.join(results, fn), dpi=110)
-        plt.close(fig)
-        files.append(fn)
+
+            def iops(p, g, d=d):
+                r = _run_of(rnd, p, lambda r: r["workload"]["distribution"] == d
+                            and (r["workload"]["bs"], r["workload"]["threads"]) == g)
+                return r["client"]["iops_mean"] if r else 0
+            _bars(ax, groups, profiles, iops, colors, ["%s\n%d thr" % g for g in groups],
+                  "Random writes by size and threads (%s)" % d, "IOPS")
+        files.append(_save(fig, results, "iops_by_size_threads.png"))
     if seq:
         fig, ax = plt.subplots(figsize=(8, 3.6))
         groups = sorted({r["workload"]["bs"] for r in seq},
                         key=lambda b: wl_key({"rw": "write", "bs": b, "threads": 0, "distribution": "-"}))
-        width = 0.8 / max(1, len(profiles))
-        for j, p in enumerate(profiles):
-            ys = []
-            for g in groups:
-                m = [r for r in seq if r["profile"] == p and r["workload"]["bs"] == g]
-                ys.append(m[0]["client"]["bw_mb_s"] if m else 0)
-            ax.bar([i + j * width for i in range(len(groups))], ys, width, label=p, color=colors[p])
-        ax.set_xticks([i + width * (len(profiles) - 1) / 2 for i in range(len(groups))])
-        ax.set_xticklabels(groups)
-        ax.set_ylabel("MB/s")
-        ax.set_title("Sequential writes")
-        ax.legend(fontsize=8)
-        ax.grid(alpha=0.3, axis="y")
-        fig.tight_layout()
-        fn = "seq_throughput.png"
-        fig.savefig(os.path.join(results, fn), dpi=110)
-        plt.close(fig)
-        files.append(fn)
+
+        def mbs(p, g):
+            r = _run_of(seq, p, lambda r: r["workload"]["bs"] == g)
+            return r["client"]["bw_mb_s"] if r else 0
+        _bars(ax, groups, profiles, mbs, colors, groups, "Sequential writes", "MB/s")
+        files.append(_save(fig, results, "seq_throughput.png"))
     return files
 
 
@@ -356,51 +351,30 @@ def plot_by_workload(by_wl, results, colors):
         return []
     profiles = sorted({r["profile"] for rs in by_wl.values() for r in rs}, key=prof_key)
     fig, ax = plt.subplots(figsize=(max(8, 1.2 * len(wls)), 4))
-    width = 0.8 / max(1, len(profiles))
-    for j, p in enumerate(profiles):
-        ys = []
-        for wl in wls:
-            m = [r for r in by_wl[wl] if r["profile"] == p]
-            ys.append(m[0]["client"]["iops_mean"] if m else 0)
-        ax.bar([i + j * width for i in range(len(wls))], ys, width, label=p, color=colors[p])
-    ax.set_xticks([i + width * (len(profiles) - 1) / 2 for i in range(len(wls))])
-    ax.set_xticklabels(wls, rotation=30, ha="right", fontsize=7)
-    ax.set_ylabel("IOPS (reads + writes)")
-    ax.set_title("IOPS by workload")
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3, axis="y")
-    fig.tight_layout()
-    fn = "iops_by_workload.png"
-    fig.savefig(os.path.join(results, fn), dpi=110)
-    plt.close(fig)
-    return [fn]
+
+    def iops(p, wl):
+        r = _run_of(by_wl[wl], p, lambda r: True)
+        return r["client"]["iops_mean"] if r else 0
+    _bars(ax, wls, profiles, iops, colors, wls, "IOPS by workload", "IOPS (reads + writes)",
+          rotation=30, ha="right", fontsize=7)
+    return [_save(fig, results, "iops_by_workload.png")]
 
 
 def plot_nvme_memory(by_wl, results, colors):
     wls = list(by_wl)
     profiles = sorted({r["profile"] for rs in by_wl.values() for r in rs}, key=prof_key)
     fig, axs = plt.subplots(1, 2, figsize=(12, 4))
-    width = 0.8 / max(1, len(profiles))
-    for j, p in enumerate(profiles):
-        busy, rss = [], []
-        for wl in wls:
-            m = [r for r in by_wl[wl] if r["profile"] == p]
-            busy.append((m[0]["nvme"]["busy_pct_max"] or 0) if m else 0)
-            rss.append((m[0]["memory"].get("total_rss_mb_max") or 0) if m else 0)
-        xs = [i + j * width for i in range(len(wls))]
-        axs[0].bar(xs, busy, width, label=p, color=colors[p])
-        axs[1].bar(xs, rss, width, label=p, color=colors[p])
-    for a, t in zip(axs, ["NVMe busy % (io_ticks, busiest NVMe loop)", "OSD RSS MiB (max, all OSDs)"]):
-        a.set_xticks([i + width * (len(profiles) - 1) / 2 for i in range(len(wls))])
-        a.set_xticklabels(wls, rotation=30, ha="right", fontsize=7)
-        a.set_title(t)
-        a.grid(alpha=0.3, axis="y")
-        a.legend(fontsize=8)
-    fig.tight_layout()
-    fn = "nvme_memory.png"
-    fig.savefig(os.path.join(results, fn), dpi=110)
-    plt.close(fig)
-    return [fn]
+
+    def figure(get):
+        def value(p, wl):
+            r = _run_of(by_wl[wl], p, lambda r: True)
+            return (get(r) or 0) if r else 0
+        return value
+    _bars(axs[0], wls, profiles, figure(lambda r: r["nvme"]["busy_pct_max"]), colors, wls,
+          "NVMe busy % (io_ticks, busiest NVMe loop)", rotation=30, ha="right", fontsize=7)
+    _bars(axs[1], wls, profiles, figure(lambda r: r["memory"].get("total_rss_mb_max")), colors, wls,
+          "OSD RSS MiB (max, all OSDs)", rotation=30, ha="right", fontsize=7)
+    return [_save(fig, results, "nvme_memory.png")]
 
 
 def main(argv=None):

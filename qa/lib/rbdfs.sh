@@ -58,7 +58,7 @@ rbdfs_down() {
     [[ -n $d && $f == "$fmnt/"* ]] && { losetup -d "$d" 2>/dev/null || warn "losetup -d $d failed"; }
   done < <(losetup -n -l -O NAME,BACK-FILE 2>/dev/null || true)
   if mountpoint -q "$fmnt"; then
-    wait_until 15 _rbdfs_no_loops "$fmnt" || warn "loop devices still on $fmnt"
+    wait_until 15 _no_loops_on "$fmnt/" || warn "loop devices still on $fmnt"
     umount "$fmnt" 2>/dev/null || umount -l "$fmnt" 2>/dev/null || warn "cannot unmount $fmnt"
   fi
   for pid in $RBDFS_PID $( [[ -f $TB_STATE ]] && awk '$1 == "rbdfuse" { print $2 }' "$TB_STATE"); do
@@ -68,5 +68,3 @@ rbdfs_down() {
   RBDFS_PID="" RBDFS_LOOP=""
   return 0
 }
-
-_rbdfs_no_loops() { [[ -z $(_loops_on "$1/") ]]; }
