@@ -281,6 +281,17 @@ int MIMStore::_open_io()
   return 0;
 }
 
+void MIMStore::_close_io()
+{
+  if (io_fault) {
+    fault_io_count =
+      static_cast<mim::FaultIoEnv*>(io_fault.get())->io_count();
+  }
+  io_fault.reset();
+  io_base.reset();
+  io = nullptr;
+}
+
 int MIMStore::_read_meta_u64(const string& key, uint64_t* v)
 {
   string s;
@@ -492,14 +503,16 @@ int MIMStore::mkfs()
  out:
   journal.reset();
   files.reset();
-  io_fault.reset();
-  io_base.reset();
-  io = nullptr;
+  _close_io();
   return r;
 }
 
 int MIMStore::mkjournal()
 {
+  if (mounted) {
+    derr << "mkjournal: the store is mounted; umount it first" << dendl;
+    return -EBUSY;
+  }
   int r = _load_config();
   if (r < 0) {
     return r;
@@ -510,36 +523,41 @@ int MIMStore::mkjournal()
   }
   r = _open_io();
   if (r < 0) {
+    _close_io();
     return r;
   }
-  // A new journal loses whatever the old one holds beyond the checkpoint:
-  // only allowed when the old journal is clean, or unreadable (lost device).
-  journal = std::make_unique<MIMJournal>(cct, io, conf, nullptr);
-  std::ostringstream err;
-  bool clean = false;
-  r = journal->open(fsid, &clean, err);
-  if (r == 0 && !clean) {
-    derr << "journal " << journal_path << " holds transactions that were "
-         << "not replayed; mount the store once (or run ceph-osd "
-         << "--flush-journal) before making a new journal" << dendl;
-    journal->close(false);
-    journal.reset();
-    return -EBUSY;
+  {
+    // A new journal loses whatever the old one holds beyond the
+    // checkpoint: only allowed when the old journal is clean, or unreadable
+    // (lost device).
+    journal = std::make_unique<MIMJournal>(cct, io, conf, nullptr);
+    std::ostringstream err;
+    bool clean = false;
+    r = journal->open(fsid, &clean, err);
+    if (r == 0 && !clean) {
+      derr << "journal " << journal_path << " holds transactions that were "
+           << "not replayed; mount the store once (or run ceph-osd "
+           << "--flush-journal) before making a new journal" << dendl;
+      journal->close(false);
+      r = -EBUSY;
+      goto out;
+    }
+    if (r == 0) {
+      journal->close(true);
+    }
+    journal = std::make_unique<MIMJournal>(cct, io, conf, nullptr);
+    uint64_t start = 1;
+    _read_meta_u64("mimstore_next_sn", &start);
+    r = journal->create(fsid, start, err);
+    if (r == 0) {
+      r = journal->close(true);
+    } else {
+      derr << err.str() << dendl;
+    }
   }
-  if (r == 0) {
-    journal->close(true);
-  }
-  journal = std::make_unique<MIMJournal>(cct, io, conf, nullptr);
-  uint64_t start = 1;
-  _read_meta_u64("mimstore_next_sn", &start);
-  r = journal->create(fsid, start, err);
-  if (r == 0) {
-    r = journal->close(true);
-  } else {
-    derr << err.str() << dendl;
-  }
+ out:
   journal.reset();
-  io_base.reset();
+  _close_io();
   return r;
 }
 
@@ -661,6 +679,7 @@ int MIMStore::mount()
   }
   r = _open_io();
   if (r < 0) {
+    _close_io();
     ::close(lock_fd);
     lock_fd = -1;
     return r;
@@ -795,9 +814,7 @@ int MIMStore::mount()
     _close_db();
   }
   files.reset();
-  io_fault.reset();
-  io_base.reset();
-  io = nullptr;
+  _close_io();
   return r;
 }
 
@@ -834,13 +851,7 @@ int MIMStore::umount()
   policy.reset();
   _close_db();
   files.reset();
-  if (io_fault) {
-    fault_io_count =
-      static_cast<mim::FaultIoEnv*>(io_fault.get())->io_count();
-  }
-  io_fault.reset();
-  io_base.reset();
-  io = nullptr;
+  _close_io();
   if (logger) {
     // kept (not deleted) so the counters can still be read after umount
     cct->get_perfcounters_collection()->remove(logger);
@@ -864,6 +875,10 @@ int MIMStore::flush_journal()
 
 int MIMStore::dump_journal(std::ostream& out)
 {
+  if (mounted) {
+    out << "the store is mounted; umount it first" << std::endl;
+    return -EBUSY;
+  }
   int r = _load_config();
   if (r < 0) {
     return r;
@@ -873,21 +888,20 @@ int MIMStore::dump_journal(std::ostream& out)
     return r;
   }
   r = _open_io();
-  if (r < 0) {
-    return r;
-  }
-  journal = std::make_unique<MIMJournal>(cct, io, conf, nullptr);
-  std::ostringstream err;
-  bool clean;
-  r = journal->open(fsid, &clean, err);
   if (r == 0) {
-    r = journal->dump(out);
-    journal->close(false);
-  } else {
-    out << err.str() << std::endl;
+    journal = std::make_unique<MIMJournal>(cct, io, conf, nullptr);
+    std::ostringstream err;
+    bool clean;
+    r = journal->open(fsid, &clean, err);
+    if (r == 0) {
+      r = journal->dump(out);
+      journal->close(false);
+    } else {
+      out << err.str() << std::endl;
+    }
+    journal.reset();
   }
-  journal.reset();
-  io_base.reset();
+  _close_io();
   return r;
 }
 

@@ -299,6 +299,8 @@ class MIMStore : public ObjectStore {
   // ---- mount and replay (MIMStore.cc) ----
   int _load_config();
   int _open_io();
+  /// Drops what _open_io made (recording the fault seam's I/O count).
+  void _close_io();
   int _open_db(bool create);
   void _close_db();
   int _load_collections();
@@ -433,7 +435,7 @@ class MIMStore : public ObjectStore {
   std::unique_ptr<mim::IoEnv> io_fault;  ///< fault seam, when configured
   mim::fault_spec_t fault_spec;          ///< io_fault's, parsed once
   mim::IoEnv* io = nullptr;              ///< what everything uses
-  uint64_t fault_io_count = 0;           ///< io_fault's count at umount
+  uint64_t fault_io_count = 0;           ///< io_fault's count at _close_io
   std::unique_ptr<mimstore::ObjectFiles> files;
   std::unique_ptr<mimstore::MIMJournal> journal;
   KeyValueDB* db = nullptr;  ///< owned by omap once that exists

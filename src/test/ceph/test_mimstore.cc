@@ -7,6 +7,7 @@
  *   Basic        mkfs, mount, write/read, remount
  *   Replay       remount after clean and unclean stops (forked child dies)
  *   Journal      wrap, throttle when full, corruption and bad journals
+ *   Tools        mkjournal, dump_journal and flush_journal
  *   Differential random transactions on memstore and mimstore, remounts in
  *                between, full state compared
  *   Merge        merging turns many small writes into fewer write calls
@@ -19,6 +20,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
@@ -133,43 +135,54 @@ TEST_P(MIMStoreMerge, MkfsMountWriteReadRemount)
   ASSERT_EQ(0, s->umount());
 }
 
-// An unclean stop: a child process mounts, writes and commits, then dies
-// without umount (like kill -9). The parent remounts and checks that every
-// committed write is there. The child reports each commit on a pipe.
-TEST_P(MIMStoreMerge, UncleanStopReplays)
+namespace {
+
+/// For tests that stop a store uncleanly: long intervals, so most data is
+/// still only in the journal (and the merge cache) when it dies.
+void long_intervals(Conf& c)
 {
-  Conf c = base_conf(GetParam());
-  // long intervals: most data is still only in the journal (and the merge
-  // cache) when the child dies
   c.set("mimstore_sync_interval", "30");
   c.set("mimstore_max_flush_interval", "30");
-  StoreDir d;
-  {
-    auto s = make_store(d);
-    ASSERT_EQ(0, s->mkfs());
-  }
+}
+
+/// In a child process: mount the store at `d`, commit writes first ..
+/// first+n-1 (write i: 4 KiB of pattern(i) to object o<i%10> at
+/// (i/10)*4096; CID is created first when first == 0), then exit without
+/// umount, as kill -9 leaves a store. Returns the last write the child saw
+/// committed (each commit is reported on a pipe), or -1 if the child failed.
+int commit_then_die(const StoreDir& d, int first, int n)
+{
   int pfd[2];
-  ASSERT_EQ(0, pipe(pfd));
+  if (pipe(pfd) != 0) {
+    return -1;
+  }
   pid_t pid = fork_child();
-  ASSERT_GE(pid, 0);
+  if (pid < 0) {
+    return -1;
+  }
   if (pid == 0) {
     close(pfd[0]);
     auto s = make_store(d);
     if (s->mount() != 0) {
       _exit(2);
     }
-    auto ch = s->create_new_collection(CID);
-    Transaction t0;
-    t0.create_collection(CID, 0);
-    apply(s.get(), ch, std::move(t0));
-    for (int i = 0; i < 200; ++i) {
+    auto ch = first == 0 ? s->create_new_collection(CID)
+                         : s->open_collection(CID);
+    if (first == 0) {
+      Transaction t0;
+      t0.create_collection(CID, 0);
+      apply(s.get(), ch, std::move(t0));
+    }
+    for (int i = first; i < first + n; ++i) {
       Transaction t;
       t.write(CID, obj("o" + std::to_string(i % 10)), (i / 10) * 4096, 4096,
               pattern(4096, char(i)));
-      apply(s.get(), ch, std::move(t));
+      if (apply(s.get(), ch, std::move(t)) != 0) {
+        _exit(3);
+      }
       int32_t v = i;
       if (write(pfd[1], &v, sizeof(v)) != sizeof(v)) {
-        _exit(3);
+        _exit(4);
       }
     }
     _exit(0);  // no umount: the store never syncs its last state
@@ -182,13 +195,15 @@ TEST_P(MIMStoreMerge, UncleanStopReplays)
   close(pfd[0]);
   int status;
   waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status)) << status;
-  ASSERT_EQ(0, WEXITSTATUS(status));
-  ASSERT_EQ(199, last);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return -1;
+  }
+  return last;
+}
 
-  auto s = make_store(d);
-  ASSERT_EQ(0, s->mount());
-  EXPECT_GT(perf_counter(s.get(), l_mimstore_replayed), 0);
+/// Every write 0..last of commit_then_die is in the mounted store `s`.
+void expect_committed(ObjectStore* s, int last)
+{
   auto ch = s->open_collection(CID);
   ASSERT_TRUE(ch);
   for (int k = 0; k < 10; ++k) {
@@ -196,11 +211,31 @@ TEST_P(MIMStoreMerge, UncleanStopReplays)
     for (int i = k; i <= last; i += 10) {
       want += pattern(4096, char(i)).to_str();
     }
-    EXPECT_EQ("", first_diff(want, read_all(s.get(), ch,
+    EXPECT_EQ("", first_diff(want, read_all(s, ch,
                                             obj("o" + std::to_string(k)))))
       << "object o" << k;
   }
-  ch.reset();
+}
+
+}  // namespace
+
+// An unclean stop: a child process mounts, writes and commits, then dies
+// without umount (like kill -9). The parent remounts and checks that every
+// committed write is there.
+TEST_P(MIMStoreMerge, UncleanStopReplays)
+{
+  Conf c = base_conf(GetParam());
+  long_intervals(c);
+  StoreDir d;
+  {
+    auto s = make_store(d);
+    ASSERT_EQ(0, s->mkfs());
+  }
+  ASSERT_EQ(199, commit_then_die(d, 0, 200));
+  auto s = make_store(d);
+  ASSERT_EQ(0, s->mount());
+  EXPECT_GT(perf_counter(s.get(), l_mimstore_replayed), 0);
+  ASSERT_NO_FATAL_FAILURE(expect_committed(s.get(), 199));
   ASSERT_EQ(0, s->umount());
 }
 
@@ -502,6 +537,183 @@ TEST(MIMStoreJournal, RefusesCorruptAcknowledgedEntry)
   // the salvage option mounts with what precedes the damage
   c.set("mimstore_journal_ignore_corruption", "true");
   ASSERT_EQ(0, s->mount());
+  ASSERT_EQ(0, s->umount());
+}
+
+// ---------------------------------------------------------------------------
+// Journal tools: ceph-osd --mkjournal, --dump-journal and --flush-journal.
+
+namespace {
+
+std::string dump_journal_of(ObjectStore* s, int* r)
+{
+  std::ostringstream out;
+  *r = s->dump_journal(out);
+  return out.str();
+}
+
+/// The sequence numbers of the entries dump_journal lists, in its order,
+/// and the payload length of each.
+std::vector<std::pair<uint64_t, uint64_t>> dumped_entries(
+  const std::string& dump)
+{
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  std::istringstream in(dump);
+  std::string line;
+  while (std::getline(in, line)) {
+    unsigned long long sn, off, len;
+    if (sscanf(line.c_str(), "  sn %llu off %llu len %llu", &sn, &off,
+               &len) == 3) {
+      out.emplace_back(sn, len);
+    }
+  }
+  return out;
+}
+
+bool dump_says_clean(const std::string& dump)
+{
+  return dump.find(" CLEAN\n") != std::string::npos;
+}
+
+}  // namespace
+
+// A journal that holds unreplayed transactions is never replaced: mkjournal
+// refuses, and the same store object then mounts and replays all of it.
+TEST(MIMStoreJournalTools, MkjournalRefusesUnreplayedJournal)
+{
+  Conf c = base_conf(true);
+  long_intervals(c);
+  StoreDir d;
+  auto s = make_store(d);
+  ASSERT_EQ(0, s->mkfs());
+  ASSERT_EQ(49, commit_then_die(d, 0, 50));
+  EXPECT_EQ(-EBUSY, s->mkjournal());
+  ASSERT_EQ(0, s->mount());
+  EXPECT_GT(perf_counter(s.get(), l_mimstore_replayed), 0);
+  ASSERT_NO_FATAL_FAILURE(expect_committed(s.get(), 49));
+  // nor while the store is mounted: a mounted journal is not clean
+  EXPECT_EQ(-EBUSY, s->mkjournal());
+  ASSERT_EQ(0, s->umount());
+}
+
+// After a clean stop, mkjournal makes a new journal (a new generation) that
+// continues the sequence numbers: replay guards compare them with those
+// already applied, so entries of the new journal must not look old.
+TEST(MIMStoreJournalTools, MkjournalAfterCleanStopContinuesSequence)
+{
+  Conf c = base_conf(true);
+  long_intervals(c);
+  StoreDir d;
+  auto s = make_store(d);
+  ASSERT_EQ(0, s->mkfs());
+  ASSERT_EQ(99, commit_then_die(d, 0, 100));
+  ASSERT_EQ(0, s->flush_journal());
+  int r;
+  std::string before = dump_journal_of(s.get(), &r);
+  ASSERT_EQ(0, r) << before;
+  ASSERT_TRUE(dump_says_clean(before)) << before;
+
+  ASSERT_EQ(0, s->mkjournal());
+  std::string after = dump_journal_of(s.get(), &r);
+  ASSERT_EQ(0, r) << after;
+  EXPECT_TRUE(dump_says_clean(after)) << after;
+  auto generation = [](const std::string& dump) {
+    auto at = dump.find(" generation ");
+    return at == std::string::npos ? "" : dump.substr(at, 30);
+  };
+  EXPECT_NE(generation(before), generation(after)) << before << after;
+
+  // the new journal's entries replay over objects written before it
+  ASSERT_EQ(199, commit_then_die(d, 100, 100));
+  ASSERT_EQ(0, s->mount());
+  EXPECT_GT(perf_counter(s.get(), l_mimstore_replayed), 0);
+  ASSERT_NO_FATAL_FAILURE(expect_committed(s.get(), 199));
+  ASSERT_EQ(0, s->umount());
+}
+
+// A lost journal (here: its headers zeroed) makes mount refuse; mkjournal
+// replaces it, and what the clean stop wrote to the object files is there.
+TEST(MIMStoreJournalTools, MkjournalReplacesLostJournal)
+{
+  Conf c = base_conf(true);
+  long_intervals(c);
+  StoreDir d;
+  auto s = make_store(d);
+  ASSERT_EQ(0, s->mkfs());
+  ASSERT_EQ(29, commit_then_die(d, 0, 30));
+  ASSERT_EQ(0, s->flush_journal());
+  {
+    std::fstream f(d.journal, std::ios::in | std::ios::out |
+                              std::ios::binary);
+    std::string zeros(2 * 4096, '\0');
+    f.write(zeros.data(), zeros.size());
+  }
+  EXPECT_LT(s->mount(), 0);
+  ASSERT_EQ(0, s->mkjournal());
+  ASSERT_EQ(0, s->mount());
+  ASSERT_NO_FATAL_FAILURE(expect_committed(s.get(), 29));
+  ASSERT_EQ(0, s->umount());
+}
+
+// dump_journal lists every unreplayed entry, in sequence order, each holding
+// its write; after a replay the journal is clean and lists none.
+TEST(MIMStoreJournalTools, DumpJournalListsUnreplayedEntries)
+{
+  Conf c = base_conf(true);
+  long_intervals(c);
+  StoreDir d;
+  auto s = make_store(d);
+  ASSERT_EQ(0, s->mkfs());
+  ASSERT_EQ(19, commit_then_die(d, 0, 20));
+  int r;
+  std::string dump = dump_journal_of(s.get(), &r);
+  ASSERT_EQ(0, r) << dump;
+  EXPECT_FALSE(dump_says_clean(dump)) << dump;
+  auto entries = dumped_entries(dump);
+  // the collection's creation and 20 writes, one transaction per entry
+  // (each was waited for before the next), unless a sync trimmed the first
+  ASSERT_GE(entries.size(), 20u) << dump;
+  for (size_t i = 1; i < entries.size(); ++i) {
+    EXPECT_EQ(entries[i - 1].first + 1, entries[i].first) << dump;
+  }
+  for (size_t i = entries.size() - 20; i < entries.size(); ++i) {
+    EXPECT_GE(entries[i].second, 4096u) << dump;
+  }
+  EXPECT_NE(std::string::npos, dump.find("  end: ")) << dump;
+
+  ASSERT_EQ(0, s->mount());
+  ASSERT_EQ(0, s->umount());
+  dump = dump_journal_of(s.get(), &r);
+  ASSERT_EQ(0, r) << dump;
+  EXPECT_TRUE(dump_says_clean(dump)) << dump;
+  EXPECT_EQ(0u, dumped_entries(dump).size()) << dump;
+}
+
+// flush_journal replays an unclean journal into the object files and
+// leaves it clean: the next mount has nothing to replay.
+TEST(MIMStoreJournalTools, FlushJournalReplaysAndLeavesItClean)
+{
+  Conf c = base_conf(true);
+  long_intervals(c);
+  StoreDir d;
+  {
+    auto s = make_store(d);
+    ASSERT_EQ(0, s->mkfs());
+  }
+  ASSERT_EQ(59, commit_then_die(d, 0, 60));
+  {
+    auto s = make_store(d);
+    ASSERT_EQ(0, s->flush_journal());
+    EXPECT_GT(perf_counter(s.get(), l_mimstore_replayed), 0);
+    int r;
+    std::string dump = dump_journal_of(s.get(), &r);
+    ASSERT_EQ(0, r) << dump;
+    EXPECT_TRUE(dump_says_clean(dump)) << dump;
+  }
+  auto s = make_store(d);
+  ASSERT_EQ(0, s->mount());
+  EXPECT_EQ(0, perf_counter(s.get(), l_mimstore_replayed));
+  ASSERT_NO_FATAL_FAILURE(expect_committed(s.get(), 59));
   ASSERT_EQ(0, s->umount());
 }
 
