@@ -18,7 +18,7 @@
 #include "common/errno.h"
 #include "common/perf_counters.h"
 
-#include "MIMStore.h"  // perf counter indices
+#include "MIMPerf.h"
 
 #define dout_context cct
 #define dout_subsys ceph_subsys_mimstore

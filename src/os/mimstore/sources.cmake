@@ -8,6 +8,7 @@ set(mimstore_srcs
   mimstore/MIMFlush.cc
   mimstore/MIMJournal.cc
   mimstore/MIMOps.cc
+  mimstore/MIMPerf.cc
   mimstore/MIMStore.cc
   mimstore/ObjectFiles.cc
   mimstore/ObjectName.cc

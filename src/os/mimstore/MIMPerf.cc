@@ -1,0 +1,119 @@
+// -*- mode:C++; tab-width:8; c-basic-offset:2; indent-tabs-mode:t -*-
+// vim: ts=8 sw=2 smarttab
+#include "MIMPerf.h"
+
+#include "common/perf_counters.h"
+
+namespace mimstore {
+
+PerfCounters* build_perf_counters(CephContext* cct)
+{
+  PerfCountersBuilder b(cct, "mimstore", l_mimstore_first, l_mimstore_last);
+  b.set_prio_default(PerfCountersBuilder::PRIO_USEFUL);
+  b.add_u64_counter(l_mimstore_journal_bytes, "journal_bytes",
+                    "Bytes written to the journal", "jwb",
+                    PerfCountersBuilder::PRIO_CRITICAL, unit_t(UNIT_BYTES));
+  b.add_u64_counter(l_mimstore_journal_entries, "journal_entries",
+                    "Transactions written to the journal", "jwe",
+                    PerfCountersBuilder::PRIO_CRITICAL);
+  b.add_u64_counter(l_mimstore_journal_batches, "journal_batches",
+                    "Group-commit batches written to the journal");
+  b.add_u64_avg(l_mimstore_journal_batch_entries, "journal_batch_entries",
+                "Transactions per journal batch");
+  b.add_u64_counter(l_mimstore_journal_wrap, "journal_wrap",
+                    "Journal wraps");
+  b.add_u64_counter(l_mimstore_journal_full_waits, "journal_full_waits",
+                    "Batches that waited for journal space");
+  b.add_u64(l_mimstore_journal_used_bytes, "journal_used_bytes",
+            "Journal bytes between checkpoint and head", "jusd",
+            PerfCountersBuilder::PRIO_INTERESTING, unit_t(UNIT_BYTES));
+  b.add_u64(l_mimstore_queue_ops, "queue_ops",
+            "Transactions queued, not yet applied (queue depth)");
+  b.add_u64(l_mimstore_queue_bytes, "queue_bytes",
+            "Bytes of transactions queued, not yet applied", nullptr, 0,
+            unit_t(UNIT_BYTES));
+  b.add_u64_counter(l_mimstore_throttle_waits, "throttle_waits",
+                    "queue_transactions calls that waited on the throttle");
+  b.add_time_avg(l_mimstore_commit_lat, "commit_lat",
+                 "Queue to journal-durable latency", "clat",
+                 PerfCountersBuilder::PRIO_CRITICAL);
+  b.add_time_avg(l_mimstore_apply_lat, "apply_lat",
+                 "Queue to applied latency", "alat",
+                 PerfCountersBuilder::PRIO_INTERESTING);
+  b.add_u64_counter(l_mimstore_writeback_bytes, "writeback_bytes",
+                    "Bytes written to object files", "wbb",
+                    PerfCountersBuilder::PRIO_INTERESTING, unit_t(UNIT_BYTES));
+  b.add_u64_counter(l_mimstore_writeback_ios, "writeback_ios",
+                    "Write calls on object files", "wbio",
+                    PerfCountersBuilder::PRIO_INTERESTING);
+  b.add_u64_counter(l_mimstore_merged, "merged",
+                    "Writes merged into the HTMLL", "mrg",
+                    PerfCountersBuilder::PRIO_INTERESTING);
+  b.add_u64_counter(l_mimstore_direct_no_slot, "direct_no_slot",
+                    "Writes written back directly: no free HTMLL slot");
+  b.add_u64_counter(l_mimstore_direct_no_block, "direct_no_block",
+                    "Writes written back directly: collection has no block");
+  b.add_u64_counter(l_mimstore_direct_beyond_block, "direct_beyond_block",
+                    "Writes written back directly: beyond the block window");
+  b.add_u64_counter(l_mimstore_direct_memory_cap, "direct_memory_cap",
+                    "Writes written back directly: memory cap reached");
+  b.add_u64_counter(l_mimstore_direct_nomerge, "direct_nomerge",
+                    "Writes written back directly: merging disabled");
+  b.add_u64_counter(l_mimstore_take_object, "take_object",
+                    "Objects written back early for a non-merged op");
+  b.add_u64_counter(l_mimstore_cache_full_waits, "cache_full_waits",
+                    "Transactions that waited for the flush to free cache room");
+  b.add_u64_counter(l_mimstore_backoffs, "backoffs",
+                    "Transactions delayed because the journal or the cache is filling");
+  b.add_time_avg(l_mimstore_backoff_lat, "backoff_lat",
+                 "Delay of a transaction by the backoff");
+  b.add_u64_counter(l_mimstore_wbthrottle_waits, "wbthrottle_waits",
+                    "Transactions that waited for a sync of unsynced writeback");
+  b.add_u64_counter(l_mimstore_flush_window_waits, "flush_window_waits",
+                    "Flush waits for writeback of its oldest run in flight "
+                    "(mimstore_flush_writeback_window)");
+  b.add_u64_counter(l_mimstore_flush_space, "flush_space",
+                    "Full flushes triggered by the space threshold");
+  b.add_u64_counter(l_mimstore_flush_time, "flush_time",
+                    "Full flushes triggered by the time threshold");
+  b.add_u64_counter(l_mimstore_flush_memory, "flush_memory",
+                    "Full flushes triggered by the memory cap");
+  b.add_u64_counter(l_mimstore_flush_journal, "flush_journal",
+                    "Full flushes triggered by journal pressure");
+  b.add_u64_counter(l_mimstore_flush_explicit, "flush_explicit",
+                    "Full flushes requested (umount, admin)");
+  b.add_time_avg(l_mimstore_flush_lat, "flush_lat",
+                 "Duration of a full flush", "flat",
+                 PerfCountersBuilder::PRIO_INTERESTING);
+  b.add_u64_counter(l_mimstore_flush_bytes, "flush_bytes",
+                    "Bytes written by full flushes", nullptr, 0,
+                    unit_t(UNIT_BYTES));
+  b.add_u64_counter(l_mimstore_flush_ios, "flush_ios",
+                    "Write calls issued by full flushes");
+  b.add_u64_counter(l_mimstore_flush_objects, "flush_objects",
+                    "Objects written by full flushes");
+  b.add_u64(l_mimstore_htmll_blocks, "htmll_blocks",
+            "HTMLL blocks in use (active generation)", "hblk",
+            PerfCountersBuilder::PRIO_INTERESTING);
+  b.add_u64(l_mimstore_htmll_bytes, "htmll_bytes",
+            "Bytes cached in the HTMLL (both generations)", "hbyt",
+            PerfCountersBuilder::PRIO_INTERESTING, unit_t(UNIT_BYTES));
+  b.add_u64(l_mimstore_merge_ratio, "merge_ratio_x100",
+            "Client writes per object-file write call, times 100");
+  b.add_time_avg(l_mimstore_sync_lat, "sync_lat",
+                 "Duration of a data sync (syncfs + db sync)");
+  b.add_u64_counter(l_mimstore_syncs, "syncs", "Data syncs (checkpoints)");
+  b.add_u64(l_mimstore_checkpoint_lag_sns, "checkpoint_lag_sns",
+            "Transactions between the checkpoint and the newest applied",
+            "cplg", PerfCountersBuilder::PRIO_INTERESTING);
+  b.add_u64(l_mimstore_checkpoint_lag_bytes, "checkpoint_lag_bytes",
+            "Journal bytes held by the checkpoint", nullptr, 0,
+            unit_t(UNIT_BYTES));
+  b.add_u64_counter(l_mimstore_replayed, "replayed",
+                    "Transactions replayed from the journal at mount");
+  b.add_u64_counter(l_mimstore_reads_from_cache, "reads_from_cache",
+                    "Reads served whole from the merge cache (no file read)");
+  return b.create_perf_counters();
+}
+
+}  // namespace mimstore
