@@ -166,7 +166,6 @@ void MIMStore::_maybe_freeze(mim::FlushTrigger forced)
            << " blocks, " << order.bytes << " bytes" << dendl;
   logger->inc(trigger_counter(trigger));
   flush_order = std::move(order);
-  frozen_trigger = trigger;
   flush_pending = true;
   last_freeze = ceph::mono_clock::now();
   // The transaction being applied (if any) is in the frozen generation.

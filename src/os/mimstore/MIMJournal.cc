@@ -161,16 +161,6 @@ int MIMJournal::open_device(bool create, std::ostream& err)
     return -ENOSPC;
   }
   geo = mim::JournalGeometry(size, block_size);
-  // rotational: sysfs of the device (a file: its filesystem's device)
-  dev_t dev = is_block_device ? st.st_rdev : st.st_dev;
-  char p[128];
-  snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/queue/rotational",
-           major(dev), minor(dev));
-  FILE* f = fopen(p, "r");
-  if (f) {
-    rotational = fgetc(f) == '1';
-    fclose(f);
-  }
   return 0;
 }
 
@@ -421,7 +411,6 @@ int MIMJournal::start(sn_t next_sn)
     std::lock_guard l(lock);
     generation = gen;
     head = tail = h.start_off;
-    tail_sn = next_sn;
     committed_up_to = next_sn - 1;
     stopping = false;
   }
@@ -448,7 +437,6 @@ void MIMJournal::submit(sn_t sn, bufferlist&& payload, Callback on_durable)
 {
   std::lock_guard l(lock);
   ceph_assert(!stopping);
-  queue_bytes += payload.length();
   queue.push_back(Pending{sn, std::move(payload), std::move(on_durable)});
   writer_cond.notify_one();
 }
@@ -474,12 +462,6 @@ uint64_t MIMJournal::used_since(sn_t sn) const
   // Batches are padded: counting from the batch's start charges the
   // padding too, which is what fills the journal with small transactions.
   return mim::area_used(geo, p->batch_off, head);
-}
-
-int MIMJournal::error() const
-{
-  std::lock_guard l(lock);
-  return sticky_error;
 }
 
 void MIMJournal::writer_loop()
@@ -517,7 +499,6 @@ void MIMJournal::writer_loop()
         }
       }
       batch->enc->add_txn(p.sn, committed_up_to, segs);
-      queue_bytes -= p.payload.length();
       batch->cbs.push_back(std::move(p.cb));
       queue.pop_front();
     }
@@ -537,7 +518,6 @@ void MIMJournal::writer_loop()
         logger->inc(l_mimstore_journal_full_waits);
       }
       waited = true;
-      waiting_for_space = true;
       l.unlock();
       if (on_pressure) {
         on_pressure();
@@ -545,7 +525,6 @@ void MIMJournal::writer_loop()
       l.lock();
       writer_cond.wait_for(l, std::chrono::milliseconds(100));
     }
-    waiting_for_space = false;
     if (sticky_error) {
       // Nothing more is made durable; commits stop, the OSD notices.
       break;
@@ -733,7 +712,6 @@ int MIMJournal::set_checkpoint(sn_t checkpoint)
   header = h;
   std::lock_guard l(lock);
   tail = new_tail;
-  tail_sn = start_sn;
   writer_cond.notify_all();
   return 0;
 }

@@ -73,7 +73,8 @@ class MIMJournal {
   /// After replay, once everything replayed is durable in the data store:
   /// new generation, empty journal starting at next_sn; start the threads.
   int start(sn_t next_sn);
-  /// Queue one transaction. May block while the journal is full.
+  /// Queue one transaction; never blocks (the writer thread waits for
+  /// journal space, the store's throttle bounds the queue).
   void submit(sn_t sn, ceph::bufferlist&& payload, Callback on_durable);
   /// Everything below `checkpoint` is durable elsewhere: persist it in the
   /// header and reclaim the space. Called by the store's sync thread.
@@ -98,10 +99,6 @@ class MIMJournal {
     std::lock_guard l(lock);
     return index.size();
   }
-  bool is_rotational() const { return rotational; }
-  const std::string& path() const { return conf.journal_path; }
-  /// A sticky I/O error: the journal stops accepting writes.
-  int error() const;
   /// Human-readable dump of the live entries (ceph-osd --dump-journal).
   int dump(std::ostream& out);
 
@@ -139,7 +136,6 @@ class MIMJournal {
   std::function<void()> on_pressure;
 
   int fd = -1;
-  bool rotational = false;
   bool is_block_device = false;
   uint32_t block_size = 4096;
   mim::JournalGeometry geo;
@@ -152,14 +148,11 @@ class MIMJournal {
   mutable ceph::mutex lock = ceph::make_mutex("MIMJournal::lock");
   ceph::condition_variable writer_cond;  ///< work queued, space freed, stop
   ceph::condition_variable reaper_cond;  ///< a batch was submitted, stop
-  ceph::condition_variable space_cond;   ///< submitters waiting on queue size
   std::deque<Pending> queue;             ///< GUARDED_BY(lock)
-  uint64_t queue_bytes = 0;              ///< GUARDED_BY(lock)
   std::deque<std::unique_ptr<Batch>> inflight;  ///< GUARDED_BY(lock) sn order
   uint64_t generation = 0;               ///< GUARDED_BY(lock)
   uint64_t head = 0;                     ///< GUARDED_BY(lock) next write offset
   uint64_t tail = 0;                     ///< GUARDED_BY(lock) replay start
-  sn_t tail_sn = 0;                      ///< GUARDED_BY(lock) sn at tail
   sn_t committed_up_to = 0;              ///< GUARDED_BY(lock)
   /// Every live entry in sn order, with where its batch starts (replay
   /// must start at a batch, which is block aligned).
@@ -171,7 +164,6 @@ class MIMJournal {
   std::deque<IndexEntry> index;          ///< GUARDED_BY(lock)
   bool stopping = false;                 ///< GUARDED_BY(lock)
   int sticky_error = 0;                  ///< GUARDED_BY(lock)
-  bool waiting_for_space = false;        ///< GUARDED_BY(lock)
   bool writer_running = false;           ///< GUARDED_BY(lock) reaper waits for it
   /// Encoders of completed batches, reused. GUARDED_BY(lock)
   std::vector<std::unique_ptr<mim::BatchEncoder>> free_encoders;

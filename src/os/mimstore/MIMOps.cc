@@ -27,7 +27,6 @@
 
 #include "ObjectFiles.h"
 #include "ObjectName.h"
-#include "core/writeback_plan.h"
 
 #define dout_context cct
 #define dout_subsys ceph_subsys_mimstore
@@ -560,7 +559,6 @@ int MIMStore::_write(const coll_t& cid, const ghobject_t& oid, uint64_t off,
     auto res = htmll->insert(cname, fname, cur_spos.seq, off, ref);
     switch (res) {
     case mim::InsertResult::MERGED:
-      ++cur_merges;
       _hold(cur_spos.seq);
       logger->inc(l_mimstore_merged);
       return 0;

@@ -654,7 +654,6 @@ int MIMStore::mount()
   journal->set_pressure_callback(
     [this] { _request_freeze(mim::FlushTrigger::JOURNAL_PRESSURE); });
   applied_sn = next_sn - 1;
-  journaled_sn = next_sn - 1;
   applying_sn = next_sn - 1;
   active_gen_first_sn = next_sn;
   {
@@ -1135,7 +1134,6 @@ void MIMStore::_journaled(TransContext* txc)
   logger->tinc(l_mimstore_commit_lat,
                ceph::mono_clock::now() - txc->queued_at);
   std::lock_guard l(apply_lock);
-  journaled_sn = txc->sn;
   apply_queue.push_back(ApplyItem{txc, mim::FlushTrigger::NONE});
   apply_cond.notify_one();
 }
@@ -1166,7 +1164,6 @@ void MIMStore::_apply_thread()
     // flushed and synced.
     _hold(txc->sn);
     applying_sn = txc->sn;
-    cur_merges = 0;
     uint32_t trans_num = 0;
     for (auto& t : txc->tls) {
       _do_transaction(t, txc->sn, trans_num++);

@@ -423,7 +423,6 @@ class MIMStore : public ObjectStore {
   std::deque<ApplyItem> apply_queue;      ///< GUARDED_BY(apply_lock)
   bool apply_stop = false;                ///< GUARDED_BY(apply_lock)
   std::atomic<uint64_t> applied_sn{0};    ///< all sns <= this are applied
-  std::atomic<uint64_t> journaled_sn{0};  ///< all sns <= this are journaled
   /// flush_commit waiters by the sn they wait for. GUARDED_BY(apply_lock)
   std::multimap<sn_t, Context*> commit_waiters;
 
@@ -431,10 +430,6 @@ class MIMStore : public ObjectStore {
   /// thread, the flush thread and readers.
   static constexpr size_t OBJ_LOCKS = 256;
   std::array<std::mutex, OBJ_LOCKS> obj_locks;
-
-  /// Writes of the transaction being applied that were merged into the
-  /// HTMLL. Apply thread only.
-  uint32_t cur_merges = 0;
 
   /// Protects the durability accounting below.
   ceph::mutex durable_lock = ceph::make_mutex("MIMStore::durable_lock");
@@ -444,7 +439,6 @@ class MIMStore : public ObjectStore {
   /// Parts completed since the last sync; released once a sync that started
   /// after them finishes. GUARDED_BY(durable_lock)
   std::vector<sn_t> unsynced;
-  uint64_t applied_bytes_since_cp = 0;  ///< GUARDED_BY(durable_lock)
   /// Protects tombstones and the tombstone files (objects/.gone), so that
   /// trimming an old one never removes a newer one for the same name.
   /// Taken alone.
@@ -461,7 +455,6 @@ class MIMStore : public ObjectStore {
   bool sync_requested = false;     ///< GUARDED_BY(bg_lock)
   bool flush_pending = false;      ///< GUARDED_BY(bg_lock) a generation is frozen
   mim::FlushOrder flush_order;     ///< GUARDED_BY(bg_lock) of the frozen generation
-  mim::FlushTrigger frozen_trigger = mim::FlushTrigger::NONE;  ///< GUARDED_BY(bg_lock)
   bool freeze_queued = false;      ///< GUARDED_BY(bg_lock) a marker is in the apply queue
   /// A forced freeze that arrived while a flush was running; re-queued
   /// when it ends. GUARDED_BY(bg_lock)

@@ -242,10 +242,8 @@ int ObjectFiles::lookup_cached(const std::string& path, ObjectFDRef* out)
   std::lock_guard l(fd_lock);
   auto p = cache.find(path);
   if (p == cache.end()) {
-    ++misses;
     return -ENOENT;
   }
-  ++hits;
   lru.splice(lru.begin(), lru, p->second.lru_pos);
   *out = p->second.fd;
   return 0;

@@ -165,8 +165,6 @@ class ObjectFiles {
   /// Drop an fd cache entry (after remove/rename, or to bound memory).
   void forget(const std::string& path);
 
-  uint64_t fd_cache_hits() const { return hits; }
-  uint64_t fd_cache_misses() const { return misses; }
 
  private:
   int lookup_cached(const std::string& path, ObjectFDRef* out);
@@ -192,7 +190,6 @@ class ObjectFiles {
     std::list<std::string>::iterator lru_pos;
   };
   std::unordered_map<std::string, Cached> cache;  ///< GUARDED_BY(fd_lock)
-  uint64_t hits = 0, misses = 0;                    ///< GUARDED_BY(fd_lock)
 };
 
 }  // namespace mimstore
