@@ -126,7 +126,7 @@ class MIMStore : public ObjectStore {
            const std::string& journal_path);
   ~MIMStore() override;
 
-  // ---- lifecycle ----
+  // ---- lifecycle (MIMMount.cc) ----
   std::string get_type() override { return "mimstore"; }
   bool test_mount_in_use() override;
   int mkfs() override;
@@ -172,7 +172,7 @@ class MIMStore : public ObjectStore {
   int set_collection_opts(CollectionHandle& c,
                           const pool_opts_t& opts) override { return 0; }
 
-  // ---- objects ----
+  // ---- objects (reads: MIMRead.cc) ----
   bool exists(CollectionHandle& c, const ghobject_t& oid) override;
   int stat(CollectionHandle& c, const ghobject_t& oid, struct stat* st,
            bool allow_eio = false) override;
@@ -189,7 +189,7 @@ class MIMStore : public ObjectStore {
                std::map<std::string, ceph::bufferptr, std::less<>>& aset)
     override;
 
-  // ---- omap ----
+  // ---- omap (reads: MIMRead.cc) ----
   int omap_get(CollectionHandle& c, const ghobject_t& oid,
                ceph::bufferlist* header,
                std::map<std::string, ceph::bufferlist>* out) override;
@@ -249,7 +249,7 @@ class MIMStore : public ObjectStore {
     mim::FlushTrigger freeze = mim::FlushTrigger::NONE;
   };
 
-  // ---- mount and replay (MIMStore.cc) ----
+  // ---- mount and replay (MIMMount.cc) ----
   int _load_config();
   int _open_io();
   /// Drops what _open_io made (recording the fault seam's I/O count).
@@ -259,12 +259,16 @@ class MIMStore : public ObjectStore {
   int _load_collections();
   int _replay_journal();
   int _read_meta_u64(const std::string& key, uint64_t* v);
+  int _check_fsid();
+
+  // ---- admin socket commands (MIMAdmin.cc) ----
+  void _register_admin();
+  void _unregister_admin();
+
+  // ---- queue and apply, threads, perf counters (MIMStore.cc) ----
   void _start_threads();
   void _stop_threads();
   void _create_logger();
-  int _check_fsid();
-
-  // ---- queue and apply (MIMStore.cc) ----
   /// Refuse (before journaling) a transaction that removes a collection
   /// that would not be empty by then. Called only for those.
   int _validate(std::vector<Transaction>& tls);

@@ -4,11 +4,14 @@ file(GLOB mimstore_core_srcs CONFIGURE_DEPENDS
   ${CMAKE_CURRENT_LIST_DIR}/core/*.cc)
 set(mimstore_srcs
   mimstore/CrashRocksEnv.cc
+  mimstore/MIMAdmin.cc
   mimstore/MIMConfig.cc
   mimstore/MIMFlush.cc
   mimstore/MIMJournal.cc
+  mimstore/MIMMount.cc
   mimstore/MIMOps.cc
   mimstore/MIMPerf.cc
+  mimstore/MIMRead.cc
   mimstore/MIMStore.cc
   mimstore/ObjectFiles.cc
   mimstore/ObjectName.cc

@@ -1,0 +1,95 @@
+// -*- mode:C++; tab-width:8; c-basic-offset:2; indent-tabs-mode:t -*-
+// vim: ts=8 sw=2 smarttab
+#include "MIMAdmin.h"
+
+#include "common/Formatter.h"
+
+#include "MIMJournal.h"
+#include "MIMStore.h"
+
+using namespace mimstore;
+
+int AdminHook::call(std::string_view command, const cmdmap_t& cmdmap,
+                    const ceph::bufferlist& inbl, ceph::Formatter* f,
+                    std::ostream& errss, ceph::bufferlist& out)
+{
+  if (command == "dump_mimstore_htmll") {
+    store->dump_htmll(f);
+    return 0;
+  }
+  if (command == "mimstore flush") {
+    int r = store->_flush_everything();
+    f->open_object_section("mimstore_flush");
+    f->dump_int("result", r);
+    f->close_section();
+    return r;
+  }
+  errss << "unknown command " << command;
+  return -ENOSYS;
+}
+
+void MIMStore::_register_admin()
+{
+  AdminSocket* admin = cct->get_admin_socket();
+  admin_hook = std::make_unique<AdminHook>(this);
+  admin->register_command("dump_mimstore_htmll", admin_hook.get(),
+                          "dump the MIM merge cache (HTMLL) summary");
+  admin->register_command("mimstore flush", admin_hook.get(),
+                          "flush the MIM merge cache and checkpoint");
+}
+
+void MIMStore::_unregister_admin()
+{
+  if (admin_hook) {
+    cct->get_admin_socket()->unregister_commands(admin_hook.get());
+    admin_hook.reset();
+  }
+}
+
+void MIMStore::dump_htmll(ceph::Formatter* f)
+{
+  auto s = htmll->stats();
+  f->open_object_section("htmll");
+  f->dump_bool("merge", conf.merge);
+  f->dump_unsigned("slots", conf.htmll_slots);
+  f->dump_unsigned("blocks_per_slot", conf.htmll_blocks);
+  f->dump_unsigned("block_size", conf.block_size);
+  f->dump_unsigned("slots_used", s.slots_used);
+  f->dump_unsigned("blocks_used", s.blocks_used);
+  f->dump_unsigned("bytes", s.bytes);
+  f->dump_unsigned("extents", s.extents);
+  f->dump_unsigned("frozen_blocks", s.frozen_blocks);
+  f->dump_unsigned("frozen_bytes", s.frozen_bytes);
+  f->dump_unsigned("inserts", s.inserts);
+  f->dump_unsigned("merged", s.merged);
+  f->dump_unsigned("direct_no_slot", s.direct_no_slot);
+  f->dump_unsigned("direct_no_block", s.direct_no_block);
+  f->dump_unsigned("direct_beyond_block", s.direct_beyond_block);
+  f->dump_unsigned("direct_memory_cap", s.direct_memory_cap);
+  f->dump_unsigned("sp_thresh_blocks", policy->sp_thresh_blocks());
+  f->dump_float("time_thresh_s", policy->time_thresh());
+  f->dump_unsigned("checkpoint", tracker.checkpoint());
+  f->dump_unsigned("checkpoint_pending", tracker.pending());
+  f->dump_unsigned("applied_sn", applied_sn);
+  {
+    std::lock_guard l(durable_lock);
+    f->dump_unsigned("sns_held", holds.size());
+    f->dump_unsigned("parts_waiting_for_sync", unsynced.size());
+  }
+  {
+    std::lock_guard l(apply_lock);
+    f->dump_unsigned("apply_queue", apply_queue.size());
+    f->dump_unsigned("commit_waiters", commit_waiters.size());
+  }
+  f->dump_unsigned("journal_used", journal->used());
+  f->dump_unsigned("journal_live_entries", journal->live_entries());
+  f->open_array_section("top_collections");
+  for (auto& [cid, n] : htmll->top_collections()) {
+    f->open_object_section("collection");
+    f->dump_string("cid", cid);
+    f->dump_unsigned("writes", n);
+    f->close_section();
+  }
+  f->close_section();
+  f->close_section();
+}

@@ -1,0 +1,805 @@
+// -*- mode:C++; tab-width:8; c-basic-offset:2; indent-tabs-mode:t -*-
+// vim: ts=8 sw=2 smarttab
+/*
+ * mimstore's lifecycle: mkfs, mkjournal, mount (open, replay, start),
+ * umount, flush_journal, dump_journal and fsck. What a mount opens, in
+ * order: the lock file, the I/O stack (with the fault seam when
+ * configured), the object files, RocksDB and the omap, the journal, then
+ * replay, the merge cache, the threads and the admin commands.
+ */
+#include "MIMStore.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sstream>
+
+#include "common/debug.h"
+#include "common/errno.h"
+#include "common/safe_io.h"
+#include "include/stringify.h"
+#include "kv/KeyValueDB.h"
+
+#include "CrashRocksEnv.h"
+#include "MIMJournal.h"
+#include "ObjectFiles.h"
+#include "ObjectName.h"
+#include "core/fault_io_env.h"
+
+#define dout_context cct
+#define dout_subsys ceph_subsys_mimstore
+#undef dout_prefix
+#define dout_prefix *_dout << "mimstore(" << path << ") "
+
+using std::string;
+using ceph::bufferlist;
+
+using namespace mimstore;
+
+// ---------------------------------------------------------------------------
+// mkfs / mount / umount
+
+int MIMStore::_load_config()
+{
+  std::ostringstream err;
+  int r = MIMConfig::load(cct, journal_path, &conf, err);
+  if (r < 0) {
+    derr << "invalid mimstore configuration:\n" << err.str() << dendl;
+    std::cerr << "mimstore: invalid configuration:\n" << err.str();
+  }
+  return r;
+}
+
+int MIMStore::_open_io()
+{
+  io_base = mim::make_posix_io_env();
+  io = io_base.get();
+  if (!conf.debug_fault.empty()) {
+    std::string err;
+    auto f = std::make_unique<mim::FaultIoEnv>(io_base.get());
+    int r = mim::parse_fault_spec(conf.debug_fault, &fault_spec, &err);
+    if (r == 0) {
+      f->set_spec(fault_spec);
+    }
+    // A crash point acts like power loss: unsynced writes are rolled back
+    // by the seam, then the process dies without any cleanup.
+    // RocksDB's files go too (its Env is set up in _open_db).
+    CephContext* c = cct;
+    f->set_crash_callback([this, c] {
+      if (auto e = rocks_crash_env.load()) {
+        e->crash();
+      }
+      c->_log->flush();  // the log of the moments before the "power loss"
+      ::_exit(77);
+    });
+    if (r < 0) {
+      derr << "mimstore_debug_fault = " << conf.debug_fault << ": " << err
+           << dendl;
+      return r;
+    }
+    derr << "FAULT INJECTION ENABLED: " << conf.debug_fault << dendl;
+    io_fault = std::move(f);
+    io = io_fault.get();
+  }
+  return 0;
+}
+
+void MIMStore::_close_io()
+{
+  if (io_fault) {
+    fault_io_count =
+      static_cast<mim::FaultIoEnv*>(io_fault.get())->io_count();
+  }
+  io_fault.reset();
+  io_base.reset();
+  io = nullptr;
+}
+
+int MIMStore::_read_meta_u64(const string& key, uint64_t* v)
+{
+  string s;
+  int r = read_meta(key, &s);
+  if (r < 0) {
+    return r;
+  }
+  char* end;
+  *v = strtoull(s.c_str(), &end, 10);
+  return *end ? -EINVAL : 0;
+}
+
+int MIMStore::_open_db(bool create)
+{
+  string dir = conf.db_dir.empty() ? path + "/db" : conf.db_dir;
+  if (!create) {
+    string recorded;
+    if (read_meta("mimstore_db_dir", &recorded) == 0) {
+      dir = recorded;  // fixed at mkfs
+    }
+  }
+  if (create) {
+    int r = ::mkdir(dir.c_str(), 0755);
+    if (r < 0 && errno != EEXIST) {
+      r = -errno;
+      derr << "cannot create the omap database directory " << dir << ": "
+           << cpp_strerror(r) << dendl;
+      return r;
+    }
+  }
+  CrashRocksEnv* env = nullptr;
+  if (io_fault) {
+    // Under fault injection RocksDB loses what it had not synced, too.
+    auto mode = fault_spec.mode;
+    env = new CrashRocksEnv(
+      rocksdb::Env::Default(), fault_spec.seed,
+      mode == mim::crash_mode_t::DROP ? CrashRocksEnv::Mode::DROP :
+      mode == mim::crash_mode_t::KEEP ? CrashRocksEnv::Mode::KEEP :
+      CrashRocksEnv::Mode::RANDOM);
+  }
+  db = KeyValueDB::create(cct, "rocksdb", dir, {}, env);
+  if (!db) {
+    delete env;
+    derr << "cannot create a rocksdb instance at " << dir << dendl;
+    return -EIO;
+  }
+  rocks_crash_env = env;  // db owns it from here
+  db->init(conf.rocksdb_options);
+  db->set_cache_size(conf.db_cache_bytes);
+  std::stringstream err;
+  int r = create ? db->create_and_open(err) : db->open(err);
+  if (r) {
+    derr << "cannot open the omap database " << dir << ": " << err.str()
+         << dendl;
+    delete db;
+    db = nullptr;
+    return -EIO;
+  }
+  omap = std::make_unique<DBObjectMap>(cct, db);
+  r = omap->init(create);
+  if (r < 0) {
+    derr << "DBObjectMap init failed: " << cpp_strerror(r) << dendl;
+    _close_db();
+    return r;
+  }
+  if (create) {
+    write_meta("mimstore_db_dir", dir);
+  }
+  return 0;
+}
+
+void MIMStore::_close_db()
+{
+  rocks_crash_env = nullptr;  // RocksDBStore deletes it with db
+  // DBObjectMap owns the KeyValueDB (ObjectMap's scoped_ptr).
+  if (omap) {
+    omap.reset();
+  } else {
+    delete db;
+  }
+  db = nullptr;
+}
+
+int MIMStore::_check_fsid()
+{
+  string s;
+  int r = read_meta("fsid", &s);
+  if (r < 0) {
+    derr << "no fsid in " << path << ": not a mimstore data directory "
+         << "(run ceph-osd --mkfs)" << dendl;
+    return -EINVAL;
+  }
+  uuid_d on_disk;
+  if (!on_disk.parse(s.c_str())) {
+    derr << "unparsable fsid '" << s << "' in " << path << dendl;
+    return -EINVAL;
+  }
+  if (!fsid.is_zero() && fsid != on_disk) {
+    derr << path << " belongs to store " << on_disk << ", not " << fsid
+         << dendl;
+    return -EINVAL;
+  }
+  fsid = on_disk;
+  return 0;
+}
+
+bool MIMStore::test_mount_in_use()
+{
+  // The journal device is opened O_EXCL (block device) or flock'ed (file)
+  // while mounted; the data directory has a lock file too.
+  string lock = path + "/mimstore.lock";
+  int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return false;
+  }
+  bool in_use = ::flock(fd, LOCK_EX | LOCK_NB) < 0;
+  ::close(fd);
+  return in_use;
+}
+
+int MIMStore::mkfs()
+{
+  int r = _load_config();
+  if (r < 0) {
+    return r;
+  }
+  struct stat st;
+  if (::stat(path.c_str(), &st) < 0 || !S_ISDIR(st.st_mode)) {
+    derr << "osd data " << path << " is not a directory" << dendl;
+    return -ENOTDIR;
+  }
+  string done;
+  if (read_meta("mkfs_done", &done) == 0) {
+    r = _check_fsid();
+    if (r == 0) {
+      dout(1) << "mkfs: already made, fsid " << fsid << dendl;
+    }
+    return r;
+  }
+  string existing;
+  if (read_meta("fsid", &existing) == 0) {
+    r = _check_fsid();
+    if (r < 0) {
+      return r;
+    }
+  } else if (fsid.is_zero()) {
+    fsid.generate_random();
+  }
+  dout(1) << "mkfs fsid " << fsid << " journal " << journal_path << dendl;
+  r = write_meta("type", "mimstore");
+  if (r == 0) {
+    r = write_meta("fsid", stringify(fsid));
+  }
+  if (r < 0) {
+    derr << "cannot write to " << path << ": " << cpp_strerror(r) << dendl;
+    return r;
+  }
+  r = _open_io();
+  if (r < 0) {
+    return r;
+  }
+  files = std::make_unique<ObjectFiles>(cct, io, path, conf.fd_cache_size);
+  r = files->mkfs();
+  if (r < 0) {
+    derr << "cannot create " << path << "/objects: " << cpp_strerror(r)
+         << dendl;
+    goto out;
+  }
+  r = _open_db(true);
+  if (r < 0) {
+    goto out;
+  }
+  _close_db();
+  {
+    journal = std::make_unique<MIMJournal>(cct, io, conf, nullptr);
+    std::ostringstream err;
+    r = journal->create(fsid, 1, err);
+    if (r < 0) {
+      derr << err.str() << dendl;
+      std::cerr << "mimstore: " << err.str() << std::endl;
+      goto out;
+    }
+    if (!conf.journal_throughput) {
+      uint64_t bps = 0;
+      r = journal->measure_throughput(&bps);
+      if (r < 0) {
+        derr << "measuring the journal's throughput failed: "
+             << cpp_strerror(r) << dendl;
+        goto out;
+      }
+      dout(1) << "journal append throughput " << bps << " bytes/s" << dendl;
+      write_meta("journal_throughput", stringify(bps));
+      // measuring wrote over the area: start from a fresh, clean journal
+      r = journal->create(fsid, 1, err);
+      if (r < 0) {
+        derr << err.str() << dendl;
+        goto out;
+      }
+    }
+    r = journal->close(true);
+    if (r < 0) {
+      goto out;
+    }
+  }
+  r = write_meta("mimstore_format", "1");
+  if (r == 0) {
+    r = write_meta("mkfs_done", "yes");
+  }
+ out:
+  journal.reset();
+  files.reset();
+  _close_io();
+  return r;
+}
+
+int MIMStore::mkjournal()
+{
+  if (mounted) {
+    derr << "mkjournal: the store is mounted; umount it first" << dendl;
+    return -EBUSY;
+  }
+  int r = _load_config();
+  if (r < 0) {
+    return r;
+  }
+  r = _check_fsid();
+  if (r < 0) {
+    return r;
+  }
+  r = _open_io();
+  if (r < 0) {
+    _close_io();
+    return r;
+  }
+  {
+    // A new journal loses whatever the old one holds beyond the
+    // checkpoint: only allowed when the old journal is clean, or unreadable
+    // (lost device).
+    journal = std::make_unique<MIMJournal>(cct, io, conf, nullptr);
+    std::ostringstream err;
+    bool clean = false;
+    r = journal->open(fsid, &clean, err);
+    if (r == 0 && !clean) {
+      derr << "journal " << journal_path << " holds transactions that were "
+           << "not replayed; mount the store once (or run ceph-osd "
+           << "--flush-journal) before making a new journal" << dendl;
+      journal->close(false);
+      r = -EBUSY;
+      goto out;
+    }
+    if (r == 0) {
+      journal->close(true);
+    }
+    journal = std::make_unique<MIMJournal>(cct, io, conf, nullptr);
+    uint64_t start = 1;
+    _read_meta_u64("mimstore_next_sn", &start);
+    r = journal->create(fsid, start, err);
+    if (r == 0) {
+      r = journal->close(true);
+    } else {
+      derr << err.str() << dendl;
+    }
+  }
+ out:
+  journal.reset();
+  _close_io();
+  return r;
+}
+
+int MIMStore::_load_collections()
+{
+  std::vector<coll_t> ls;
+  int r = files->list_collections(&ls);
+  if (r < 0) {
+    derr << "cannot list collections: " << cpp_strerror(r) << dendl;
+    return r;
+  }
+  for (auto& c : ls) {
+    auto ref = ceph::make_ref<Collection>(this, c);
+    r = files->list_objects(c, &ref->objects, nullptr);
+    if (r < 0) {
+      derr << "cannot list " << c << ": " << cpp_strerror(r) << dendl;
+      return r;
+    }
+    int bits = 0;
+    files->get_collection_bits(c, &bits);
+    ref->bits = bits;
+    coll_map[c] = ref;
+  }
+  dout(5) << "loaded " << coll_map.size() << " collections" << dendl;
+  return 0;
+}
+
+int MIMStore::_replay_journal()
+{
+  // Replay applies through the normal op code with guards consulted and
+  // merging off: every replayed write goes straight to its file, and one
+  // sync at the end makes all of it durable before the journal restarts.
+  replaying = true;
+  bool merge = conf.merge;
+  conf.merge = false;
+  uint64_t n = 0;
+  std::ostringstream err;
+  sn_t next = 0;
+  int r = journal->replay(
+    [&](sn_t sn, bufferlist& bl) -> int {
+      std::vector<Transaction> tls;
+      try {
+        auto p = bl.cbegin();
+        uint32_t count;
+        decode(count, p);
+        tls.resize(count);
+        for (auto& t : tls) {
+          decode(t, p);
+        }
+      } catch (ceph::buffer::error& e) {
+        derr << "journal entry sn " << sn << " does not decode: " << e.what()
+             << dendl;
+        return -EIO;
+      }
+      dout(10) << "replay sn " << sn << " (" << tls.size() << " txns)"
+               << dendl;
+      uint32_t trans_num = 0;
+      for (auto& t : tls) {
+        _do_transaction(t, sn, trans_num++);
+      }
+      ++n;
+      return 0;
+    },
+    &next, err);
+  conf.merge = merge;
+  replaying = false;
+  if (r < 0) {
+    derr << "journal replay failed: " << err.str() << dendl;
+    std::cerr << "mimstore: journal replay failed: " << err.str()
+              << std::endl;
+    return r;
+  }
+  if (logger) {
+    logger->inc(l_mimstore_replayed, n);
+  }
+  dout(1) << "replayed " << n << " transactions, next sn " << next << dendl;
+  r = files->sync_all();
+  if (r == 0) {
+    r = omap->sync();
+  }
+  if (r < 0) {
+    derr << "sync after replay failed: " << cpp_strerror(r) << dendl;
+    return r;
+  }
+  next_sn = next;
+  return 0;
+}
+
+int MIMStore::mount()
+{
+  dout(1) << "mount " << path << " journal " << journal_path << dendl;
+  int r = _load_config();
+  if (r < 0) {
+    return r;
+  }
+  string type;
+  if (read_meta("type", &type) < 0 || type != "mimstore") {
+    derr << path << " is not a mimstore data directory (type '" << type
+         << "'); run ceph-osd --mkfs" << dendl;
+    return -EINVAL;
+  }
+  r = _check_fsid();
+  if (r < 0) {
+    return r;
+  }
+  // One mount at a time: a second process (another OSD pointed at the
+  // same directory) is refused while this one runs.
+  lock_fd = ::open((path + "/mimstore.lock").c_str(),
+                   O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd < 0 || ::flock(lock_fd, LOCK_EX | LOCK_NB) < 0) {
+    r = -errno;
+    derr << path << " is in use by another process (another OSD?): "
+         << cpp_strerror(r) << dendl;
+    if (lock_fd >= 0) {
+      ::close(lock_fd);
+      lock_fd = -1;
+    }
+    return -EBUSY;
+  }
+  r = _open_io();
+  if (r < 0) {
+    _close_io();
+    ::close(lock_fd);
+    lock_fd = -1;
+    return r;
+  }
+  _create_logger();
+  files = std::make_unique<ObjectFiles>(cct, io, path, conf.fd_cache_size);
+  r = files->open();
+  if (r < 0) {
+    goto fail;
+  }
+  r = _open_db(false);
+  if (r < 0) {
+    goto fail;
+  }
+  {
+    journal = std::make_unique<MIMJournal>(cct, io, conf, logger);
+    std::ostringstream err;
+    bool clean = false;
+    r = journal->open(fsid, &clean, err);
+    if (r < 0) {
+      derr << err.str() << dendl;
+      std::cerr << "mimstore: " << err.str() << std::endl;
+      goto fail;
+    }
+  }
+  r = _load_collections();
+  if (r < 0) {
+    goto fail;
+  }
+  {
+    uint64_t bps = conf.journal_throughput;
+    if (!bps && _read_meta_u64("journal_throughput", &bps) < 0) {
+      derr << "no journal throughput recorded at mkfs; set "
+           << "mimstore_journal_throughput" << dendl;
+      r = -EINVAL;
+      goto fail;
+    }
+    mim::HtmllConfig hc;
+    hc.slots = conf.htmll_slots;
+    hc.blocks = conf.htmll_blocks;
+    hc.block_size = conf.block_size;
+    hc.max_bytes = conf.cache_max_bytes;
+    string err;
+    r = mim::HtmllConfig::validate(hc, &err);
+    if (r < 0) {
+      derr << "invalid HTMLL configuration: " << err << dendl;
+      goto fail;
+    }
+    htmll = std::make_unique<mim::Htmll>(hc);
+    mim::FlushPolicyConfig pc;
+    pc.journal_throughput = double(bps);
+    pc.max_flush_interval = conf.max_flush_interval;
+    pc.block_size = conf.block_size;
+    pc.replicas = conf.flush_replicas;
+    pc.nodes = conf.flush_nodes;
+    pc.memory_cap = conf.cache_max_bytes;
+    r = mim::FlushPolicy::create(pc, &policy, &err);
+    if (r < 0) {
+      derr << "invalid flush thresholds: " << err << dendl;
+      goto fail;
+    }
+    dout(1) << "merge " << (conf.merge ? "on" : "off") << ": sp_thresh "
+            << policy->sp_thresh_blocks() << " blocks, time_thresh "
+            << policy->time_thresh() << " s, journal throughput " << bps
+            << " B/s" << dendl;
+  }
+  r = _replay_journal();
+  if (r < 0) {
+    goto fail;
+  }
+  tracker.reset(next_sn);
+  r = journal->start(next_sn);
+  if (r < 0) {
+    derr << "cannot restart the journal: " << cpp_strerror(r) << dendl;
+    goto fail;
+  }
+  journal->set_pressure_callback(
+    [this] { _request_freeze(mim::FlushTrigger::JOURNAL_PRESSURE); });
+  applied_sn = next_sn - 1;
+  applying_sn = next_sn - 1;
+  active_gen_first_sn = next_sn;
+  {
+    // The journal restarts after everything replayed: no replay will start
+    // before next_sn again, so no tombstone is needed any more.
+    std::map<coll_t, SequencerPosition> ts;
+    files->list_tombstones(&ts);
+    std::lock_guard l(tombstone_lock);
+    for (auto& [c, pos] : ts) {
+      tombstones[c] = pos.seq;
+    }
+  }
+  _trim_tombstones(next_sn);
+  finisher.start();
+  _start_threads();
+  mounted = true;
+  _register_admin();
+  if (conf.fsck_on_mount) {
+    r = fsck(conf.fsck_on_mount_deep);
+    if (r != 0) {
+      derr << "fsck on mount found " << r << " errors" << dendl;
+      umount();
+      return r < 0 ? r : -EIO;
+    }
+  }
+  dout(1) << "mounted, next sn " << next_sn << dendl;
+  return 0;
+
+ fail:
+  if (logger) {
+    cct->get_perfcounters_collection()->remove(logger);
+  }
+  if (lock_fd >= 0) {
+    ::close(lock_fd);
+    lock_fd = -1;
+  }
+  if (journal) {
+    journal->close(false);
+    journal.reset();
+  }
+  coll_map.clear();
+  htmll.reset();
+  policy.reset();
+  if (db) {
+    _close_db();
+  }
+  files.reset();
+  _close_io();
+  return r;
+}
+
+int MIMStore::umount()
+{
+  ceph_assert(mounted);
+  dout(1) << "umount" << dendl;
+  _wait_applied_all();
+  int r = _flush_everything();
+  _unregister_admin();
+  _stop_threads();
+  finisher.wait_for_empty();
+  finisher.stop();
+  bool clean = r == 0 && tracker.checkpoint() == next_sn;
+  if (!clean) {
+    derr << "umount is not clean (checkpoint " << tracker.checkpoint()
+         << ", next sn " << next_sn << ", r " << r << "): the next mount "
+         << "replays the journal" << dendl;
+  }
+  write_meta("mimstore_next_sn", stringify(next_sn));
+  int jr = journal->close(clean);
+  if (r == 0) {
+    r = jr;
+  }
+  journal.reset();
+  {
+    std::unique_lock l(coll_lock);
+    coll_map.clear();
+  }
+  htmll.reset();
+  policy.reset();
+  _close_db();
+  files.reset();
+  _close_io();
+  if (logger) {
+    // kept (not deleted) so the counters can still be read after umount
+    cct->get_perfcounters_collection()->remove(logger);
+  }
+  ::close(lock_fd);
+  lock_fd = -1;
+  mounted = false;
+  return r;
+}
+
+int MIMStore::flush_journal()
+{
+  // Mount replays and checkpoints everything; a clean umount leaves the
+  // journal empty.
+  int r = mount();
+  if (r < 0) {
+    return r;
+  }
+  return umount();
+}
+
+int MIMStore::dump_journal(std::ostream& out)
+{
+  if (mounted) {
+    out << "the store is mounted; umount it first" << std::endl;
+    return -EBUSY;
+  }
+  int r = _load_config();
+  if (r < 0) {
+    return r;
+  }
+  r = _check_fsid();
+  if (r < 0) {
+    return r;
+  }
+  r = _open_io();
+  if (r == 0) {
+    journal = std::make_unique<MIMJournal>(cct, io, conf, nullptr);
+    std::ostringstream err;
+    bool clean;
+    r = journal->open(fsid, &clean, err);
+    if (r == 0) {
+      r = journal->dump(out);
+      journal->close(false);
+    } else {
+      out << err.str() << std::endl;
+    }
+    journal.reset();
+  }
+  _close_io();
+  return r;
+}
+
+// ---------------------------------------------------------------------------
+// fsck
+
+int MIMStore::fsck(bool deep)
+{
+  // Cross-check the three places an object lives: its file (the in-memory
+  // index is rebuilt from the directories), its omap/xattrs in RocksDB,
+  // and the superblock. Returns the number of problems found.
+  bool was_mounted = mounted;
+  if (!was_mounted) {
+    int r = mount();
+    if (r < 0) {
+      return r;
+    }
+  }
+  int errors = 0;
+  std::set<ghobject_t> with_files;
+  {
+    std::shared_lock l(coll_lock);
+    for (auto& [cid, c] : coll_map) {
+      std::shared_lock cl(c->lock);
+      if (!c->exists) {
+        continue;
+      }
+      std::set<ghobject_t> on_disk;
+      std::vector<string> bad;
+      int r = files->list_objects(cid, &on_disk, &bad);
+      if (r < 0) {
+        derr << "fsck: cannot list " << cid << ": " << cpp_strerror(r)
+             << dendl;
+        ++errors;
+        continue;
+      }
+      for (auto& b : bad) {
+        derr << "fsck: stray file " << b << dendl;
+        ++errors;
+      }
+      if (on_disk != c->objects) {
+        derr << "fsck: " << cid << " index (" << c->objects.size()
+             << ") and directory (" << on_disk.size() << ") disagree"
+             << dendl;
+        ++errors;
+      }
+      for (auto& o : on_disk) {
+        if (!with_files.insert(o).second) {
+          derr << "fsck: " << o << " is in more than one collection" << dendl;
+          ++errors;
+        }
+        if (deep) {
+          ObjectFDRef f;
+          int rr = files->open_object(cid, o, false, &f);
+          uint64_t size = 0;
+          if (rr == 0) {
+            rr = files->size(f, &size);
+          }
+          for (uint64_t off = 0; rr == 0 && off < size; off += 1 << 20) {
+            bufferlist bl;
+            rr = files->read(f, off, 1 << 20, &bl);
+            rr = rr < 0 ? rr : 0;
+          }
+          if (rr < 0) {
+            derr << "fsck: cannot read " << cid << "/" << o << ": "
+                 << cpp_strerror(rr) << dendl;
+            ++errors;
+          }
+        }
+      }
+    }
+  }
+  // Every omap header must belong to an object with a file.
+  std::vector<ghobject_t> with_omap;
+  int r = omap->list_objects(&with_omap);
+  if (r < 0) {
+    derr << "fsck: cannot list omap objects: " << cpp_strerror(r) << dendl;
+    ++errors;
+  }
+  for (auto& o : with_omap) {
+    if (!with_files.count(o)) {
+      derr << "fsck: omap/xattrs of " << o << " without an object file"
+           << dendl;
+      ++errors;
+    }
+  }
+  std::ostringstream ss;
+  r = omap->check(ss);
+  if (r > 0) {
+    derr << "fsck: DBObjectMap check: " << ss.str() << dendl;
+    errors += r;
+  }
+  dout(1) << "fsck" << (deep ? " (deep)" : "") << ": " << with_files.size()
+          << " objects, " << errors << " errors" << dendl;
+  if (!was_mounted) {
+    umount();
+  }
+  return errors;
+}
+
+uint64_t MIMStore::debug_fault_io_count() const
+{
+  if (io_fault) {
+    return static_cast<mim::FaultIoEnv*>(io_fault.get())->io_count();
+  }
+  return fault_io_count;
+}

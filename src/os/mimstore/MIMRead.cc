@@ -1,0 +1,344 @@
+// -*- mode:C++; tab-width:8; c-basic-offset:2; indent-tabs-mode:t -*-
+// vim: ts=8 sw=2 smarttab
+/*
+ * mimstore's reads: exists, stat, read, fiemap, xattrs and omap. Each
+ * waits until the collection's queued transactions are applied, then reads
+ * the object file under the object's stripe lock and lays over it what the
+ * merge cache still holds.
+ */
+#include "MIMStore.h"
+
+#include "common/debug.h"
+#include "common/errno.h"
+#include "kv/KeyValueDB.h"
+
+#include "ObjectFiles.h"
+#include "ObjectName.h"
+
+#define dout_context cct
+#define dout_subsys ceph_subsys_mimstore
+#undef dout_prefix
+#define dout_prefix *_dout << "mimstore(" << path << ") "
+
+using std::string;
+using ceph::bufferlist;
+using ceph::bufferptr;
+
+using namespace mimstore;
+
+// ---------------------------------------------------------------------------
+// reads
+
+std::mutex& MIMStore::_obj_lock(const string& cname, const string& fname)
+{
+  size_t h = std::hash<string>()(fname) ^ (std::hash<string>()(cname) << 1);
+  return obj_locks[h % OBJ_LOCKS];
+}
+
+int MIMStore::_object_size(const coll_t& cid, const ghobject_t& oid,
+                           const ObjectFDRef& f, uint64_t* size)
+{
+  int r = files->size(f, size);
+  if (r < 0) {
+    return r;
+  }
+  uint64_t end;
+  if (htmll->cached_end(cid.to_str(), object_file_name(oid), &end)) {
+    *size = std::max(*size, end);
+  }
+  return 0;
+}
+
+bool MIMStore::exists(CollectionHandle& ch, const ghobject_t& oid)
+{
+  auto c = static_cast<Collection*>(ch.get());
+  _wait_applied(c);
+  std::shared_lock l(c->lock);
+  return c->exists && c->objects.count(oid);
+}
+
+int MIMStore::stat(CollectionHandle& ch, const ghobject_t& oid,
+                   struct stat* st, bool allow_eio)
+{
+  auto c = static_cast<Collection*>(ch.get());
+  _wait_applied(c);
+  {
+    std::shared_lock l(c->lock);
+    if (!c->exists || !c->objects.count(oid)) {
+      return -ENOENT;
+    }
+  }
+  string fname = object_file_name(oid);
+  std::lock_guard ol(_obj_lock(c->name, fname));
+  ObjectFDRef f;
+  int r = files->open_object(c->cid, oid, false, &f);
+  if (r < 0) {
+    return r;
+  }
+  uint64_t size;
+  r = _object_size(c->cid, oid, f, &size);
+  if (r < 0) {
+    return r;
+  }
+  memset(st, 0, sizeof(*st));
+  st->st_size = size;
+  st->st_blksize = 4096;
+  st->st_blocks = (size + 4095) / 4096;
+  st->st_nlink = 1;
+  return 0;
+}
+
+int MIMStore::read(CollectionHandle& ch, const ghobject_t& oid,
+                   uint64_t offset, size_t len, bufferlist& bl,
+                   uint32_t op_flags)
+{
+  auto c = static_cast<Collection*>(ch.get());
+  _wait_applied(c);
+  {
+    std::shared_lock l(c->lock);
+    if (!c->exists || !c->objects.count(oid)) {
+      return -ENOENT;
+    }
+  }
+  string fname = object_file_name(oid);
+  std::lock_guard ol(_obj_lock(c->name, fname));
+  ObjectFDRef f;
+  int r = files->open_object(c->cid, oid, false, &f);
+  if (r < 0) {
+    return r;
+  }
+  uint64_t size;
+  r = _object_size(c->cid, oid, f, &size);
+  if (r < 0) {
+    return r;
+  }
+  if (offset >= size) {
+    return 0;
+  }
+  if (len == 0 || offset + len > size) {
+    len = size - offset;
+  }
+  // The file's bytes, zeros where it has none, then the cached extents on
+  // top (the cache always holds the newest bytes). A range the cache covers
+  // whole is not read from the file: on an HDD that read is a seek, for a
+  // read of data still in the merge window. (The object lock keeps the
+  // flush thread from writing back and dropping these extents meanwhile.)
+  std::vector<mim::CachedExtent> ext;
+  htmll->lookup(c->name, fname, offset, len, &ext);
+  bufferptr bp = ceph::buffer::create(len);
+  if (mim::extents_cover(ext, offset, len)) {
+    logger->inc(l_mimstore_reads_from_cache);
+  } else {
+    r = files->read_into(f, offset, len, bp.c_str());
+    if (r < 0) {
+      // -EIO goes back to the OSD, which repairs the object from a replica
+      derr << __func__ << " " << c->cid << " " << oid << " read failed: "
+           << cpp_strerror(r) << dendl;
+      return r;
+    }
+    if (uint64_t(r) < len) {
+      memset(bp.c_str() + r, 0, len - r);
+    }
+  }
+  for (auto& e : ext) {
+    memcpy(bp.c_str() + (e.offset - offset), e.data.data, e.data.length);
+  }
+  bl.clear();  // like the other stores, read replaces what bl held
+  bl.append(std::move(bp));
+  return len;
+}
+
+int MIMStore::fiemap(CollectionHandle& ch, const ghobject_t& oid,
+                     uint64_t offset, size_t len,
+                     std::map<uint64_t, uint64_t>& destmap)
+{
+  auto c = static_cast<Collection*>(ch.get());
+  _wait_applied(c);
+  {
+    std::shared_lock l(c->lock);
+    if (!c->exists || !c->objects.count(oid)) {
+      return -ENOENT;
+    }
+  }
+  string fname = object_file_name(oid);
+  std::lock_guard ol(_obj_lock(c->name, fname));
+  ObjectFDRef f;
+  int r = files->open_object(c->cid, oid, false, &f);
+  if (r < 0) {
+    return r;
+  }
+  uint64_t size;
+  r = _object_size(c->cid, oid, f, &size);
+  if (r < 0) {
+    return r;
+  }
+  if (offset >= size) {
+    return 0;
+  }
+  len = std::min<uint64_t>(len, size - offset);
+  std::map<uint64_t, uint64_t> m;
+  r = files->fiemap(f, offset, len, &m);
+  if (r < 0) {
+    return r;
+  }
+  std::vector<mim::CachedExtent> ext;
+  htmll->lookup(c->name, fname, offset, len, &ext);
+  // union of the file's data ranges and the cached extents, merged
+  for (auto& e : ext) {
+    m[e.offset] = std::max(m[e.offset], e.data.length);
+  }
+  uint64_t cur_off = 0, cur_len = 0;
+  bool have = false;
+  for (auto& [o, l] : m) {
+    if (have && o <= cur_off + cur_len) {
+      cur_len = std::max(cur_len, o + l - cur_off);
+      continue;
+    }
+    if (have) {
+      destmap[cur_off] = cur_len;
+    }
+    cur_off = o;
+    cur_len = l;
+    have = true;
+  }
+  if (have) {
+    destmap[cur_off] = cur_len;
+  }
+  return 0;
+}
+
+int MIMStore::fiemap(CollectionHandle& ch, const ghobject_t& oid,
+                     uint64_t offset, size_t len, bufferlist& bl)
+{
+  std::map<uint64_t, uint64_t> m;
+  int r = fiemap(ch, oid, offset, len, m);
+  if (r >= 0) {
+    encode(m, bl);
+  }
+  return r;
+}
+
+int MIMStore::getattr(CollectionHandle& ch, const ghobject_t& oid,
+                      const char* name, bufferptr& value)
+{
+  auto c = static_cast<Collection*>(ch.get());
+  _wait_applied(c);
+  {
+    std::shared_lock l(c->lock);
+    if (!c->exists || !c->objects.count(oid)) {
+      return -ENOENT;
+    }
+  }
+  std::map<string, bufferlist> got;
+  int r = omap->get_xattrs(oid, {string(name)}, &got);
+  if (r < 0 && r != -ENOENT) {
+    return r;
+  }
+  auto p = got.find(name);
+  if (p == got.end()) {
+    return -ENODATA;
+  }
+  value = bufferptr(p->second.c_str(), p->second.length());
+  return 0;
+}
+
+int MIMStore::getattrs(CollectionHandle& ch, const ghobject_t& oid,
+                       std::map<string, bufferptr, std::less<>>& aset)
+{
+  auto c = static_cast<Collection*>(ch.get());
+  _wait_applied(c);
+  {
+    std::shared_lock l(c->lock);
+    if (!c->exists || !c->objects.count(oid)) {
+      return -ENOENT;
+    }
+  }
+  std::set<string> names;
+  int r = omap->get_all_xattrs(oid, &names);
+  if (r < 0 && r != -ENOENT) {
+    return r;
+  }
+  if (names.empty()) {
+    return 0;
+  }
+  std::map<string, bufferlist> got;
+  r = omap->get_xattrs(oid, names, &got);
+  if (r < 0 && r != -ENOENT) {
+    return r;
+  }
+  for (auto& [k, v] : got) {
+    aset.emplace(k, bufferptr(v.c_str(), v.length()));
+  }
+  return 0;
+}
+
+// ---------------------------------------------------------------------------
+// omap reads
+
+#define MIM_CHECK_OBJECT(ch, oid)                                   \
+  auto c = static_cast<Collection*>(ch.get());                      \
+  _wait_applied(c);                                                 \
+  {                                                                 \
+    std::shared_lock l(c->lock);                                    \
+    if (!c->exists || !c->objects.count(oid)) {                     \
+      return -ENOENT;                                               \
+    }                                                               \
+  }
+
+int MIMStore::omap_get(CollectionHandle& ch, const ghobject_t& oid,
+                       bufferlist* header, std::map<string, bufferlist>* out)
+{
+  MIM_CHECK_OBJECT(ch, oid);
+  int r = omap->get(oid, header, out);
+  return r == -ENOENT ? 0 : r;
+}
+
+int MIMStore::omap_get_header(CollectionHandle& ch, const ghobject_t& oid,
+                              bufferlist* header, bool allow_eio)
+{
+  MIM_CHECK_OBJECT(ch, oid);
+  int r = omap->get_header(oid, header);
+  return r == -ENOENT ? 0 : r;
+}
+
+int MIMStore::omap_get_keys(CollectionHandle& ch, const ghobject_t& oid,
+                            std::set<string>* keys)
+{
+  MIM_CHECK_OBJECT(ch, oid);
+  int r = omap->get_keys(oid, keys);
+  return r == -ENOENT ? 0 : r;
+}
+
+int MIMStore::omap_get_values(CollectionHandle& ch, const ghobject_t& oid,
+                              const std::set<string>& keys,
+                              std::map<string, bufferlist>* out)
+{
+  MIM_CHECK_OBJECT(ch, oid);
+  int r = omap->get_values(oid, keys, out);
+  return r == -ENOENT ? 0 : r;
+}
+
+int MIMStore::omap_check_keys(CollectionHandle& ch, const ghobject_t& oid,
+                              const std::set<string>& keys,
+                              std::set<string>* out)
+{
+  MIM_CHECK_OBJECT(ch, oid);
+  int r = omap->check_keys(oid, keys, out);
+  return r == -ENOENT ? 0 : r;
+}
+
+ObjectMap::ObjectMapIterator MIMStore::get_omap_iterator(
+  CollectionHandle& ch, const ghobject_t& oid)
+{
+  auto c = static_cast<Collection*>(ch.get());
+  _wait_applied(c);
+  {
+    std::shared_lock l(c->lock);
+    if (!c->exists || !c->objects.count(oid)) {
+      return ObjectMap::ObjectMapIterator();
+    }
+  }
+  return omap->get_iterator(oid);
+}
+
+#undef MIM_CHECK_OBJECT
