@@ -451,6 +451,94 @@ int MIMStore::_replay_journal()
   return 0;
 }
 
+int MIMStore::_lock_dir()
+{
+  // One mount at a time: a second process (another OSD pointed at the
+  // same directory) is refused while this one runs.
+  lock_fd = ::open((path + "/mimstore.lock").c_str(),
+                   O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd < 0 || ::flock(lock_fd, LOCK_EX | LOCK_NB) < 0) {
+    int r = -errno;
+    derr << path << " is in use by another process (another OSD?): "
+         << cpp_strerror(r) << dendl;
+    if (lock_fd >= 0) {
+      ::close(lock_fd);
+      lock_fd = -1;
+    }
+    return -EBUSY;
+  }
+  return 0;
+}
+
+int MIMStore::_make_merge_cache()
+{
+  uint64_t bps = conf.journal_throughput;
+  if (!bps && _read_meta_u64("journal_throughput", &bps) < 0) {
+    derr << "no journal throughput recorded at mkfs; set "
+         << "mimstore_journal_throughput" << dendl;
+    return -EINVAL;
+  }
+  mim::HtmllConfig hc;
+  hc.slots = conf.htmll_slots;
+  hc.blocks = conf.htmll_blocks;
+  hc.block_size = conf.block_size;
+  hc.max_bytes = conf.cache_max_bytes;
+  string err;
+  int r = mim::HtmllConfig::validate(hc, &err);
+  if (r < 0) {
+    derr << "invalid HTMLL configuration: " << err << dendl;
+    return r;
+  }
+  htmll = std::make_unique<mim::Htmll>(hc);
+  mim::FlushPolicyConfig pc;
+  pc.journal_throughput = double(bps);
+  pc.max_flush_interval = conf.max_flush_interval;
+  pc.block_size = conf.block_size;
+  pc.replicas = conf.flush_replicas;
+  pc.nodes = conf.flush_nodes;
+  pc.memory_cap = conf.cache_max_bytes;
+  r = mim::FlushPolicy::create(pc, &policy, &err);
+  if (r < 0) {
+    derr << "invalid flush thresholds: " << err << dendl;
+    return r;
+  }
+  dout(1) << "merge " << (conf.merge ? "on" : "off") << ": sp_thresh "
+          << policy->sp_thresh_blocks() << " blocks, time_thresh "
+          << policy->time_thresh() << " s, journal throughput " << bps
+          << " B/s" << dendl;
+  return 0;
+}
+
+int MIMStore::_start_after_replay()
+{
+  tracker.reset(next_sn);
+  int r = journal->start(next_sn);
+  if (r < 0) {
+    derr << "cannot restart the journal: " << cpp_strerror(r) << dendl;
+    return r;
+  }
+  journal->set_pressure_callback(
+    [this] { _request_freeze(mim::FlushTrigger::JOURNAL_PRESSURE); });
+  applied_sn = next_sn - 1;
+  applying_sn = next_sn - 1;
+  active_gen_first_sn = next_sn;
+  {
+    // The journal restarts after everything replayed: no replay will start
+    // before next_sn again, so no tombstone is needed any more.
+    std::map<coll_t, SequencerPosition> ts;
+    files->list_tombstones(&ts);
+    std::lock_guard l(tombstone_lock);
+    for (auto& [c, pos] : ts) {
+      tombstones[c] = pos.seq;
+    }
+  }
+  _trim_tombstones(next_sn);
+  finisher.start();
+  _start_threads();
+  mounted = true;
+  return 0;
+}
+
 int MIMStore::mount()
 {
   dout(1) << "mount " << path << " journal " << journal_path << dendl;
@@ -468,19 +556,9 @@ int MIMStore::mount()
   if (r < 0) {
     return r;
   }
-  // One mount at a time: a second process (another OSD pointed at the
-  // same directory) is refused while this one runs.
-  lock_fd = ::open((path + "/mimstore.lock").c_str(),
-                   O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (lock_fd < 0 || ::flock(lock_fd, LOCK_EX | LOCK_NB) < 0) {
-    r = -errno;
-    derr << path << " is in use by another process (another OSD?): "
-         << cpp_strerror(r) << dendl;
-    if (lock_fd >= 0) {
-      ::close(lock_fd);
-      lock_fd = -1;
-    }
-    return -EBUSY;
+  r = _lock_dir();
+  if (r < 0) {
+    return r;
   }
   r = _open_io();
   if (r < 0) {
@@ -514,72 +592,18 @@ int MIMStore::mount()
   if (r < 0) {
     goto fail;
   }
-  {
-    uint64_t bps = conf.journal_throughput;
-    if (!bps && _read_meta_u64("journal_throughput", &bps) < 0) {
-      derr << "no journal throughput recorded at mkfs; set "
-           << "mimstore_journal_throughput" << dendl;
-      r = -EINVAL;
-      goto fail;
-    }
-    mim::HtmllConfig hc;
-    hc.slots = conf.htmll_slots;
-    hc.blocks = conf.htmll_blocks;
-    hc.block_size = conf.block_size;
-    hc.max_bytes = conf.cache_max_bytes;
-    string err;
-    r = mim::HtmllConfig::validate(hc, &err);
-    if (r < 0) {
-      derr << "invalid HTMLL configuration: " << err << dendl;
-      goto fail;
-    }
-    htmll = std::make_unique<mim::Htmll>(hc);
-    mim::FlushPolicyConfig pc;
-    pc.journal_throughput = double(bps);
-    pc.max_flush_interval = conf.max_flush_interval;
-    pc.block_size = conf.block_size;
-    pc.replicas = conf.flush_replicas;
-    pc.nodes = conf.flush_nodes;
-    pc.memory_cap = conf.cache_max_bytes;
-    r = mim::FlushPolicy::create(pc, &policy, &err);
-    if (r < 0) {
-      derr << "invalid flush thresholds: " << err << dendl;
-      goto fail;
-    }
-    dout(1) << "merge " << (conf.merge ? "on" : "off") << ": sp_thresh "
-            << policy->sp_thresh_blocks() << " blocks, time_thresh "
-            << policy->time_thresh() << " s, journal throughput " << bps
-            << " B/s" << dendl;
+  r = _make_merge_cache();
+  if (r < 0) {
+    goto fail;
   }
   r = _replay_journal();
   if (r < 0) {
     goto fail;
   }
-  tracker.reset(next_sn);
-  r = journal->start(next_sn);
+  r = _start_after_replay();
   if (r < 0) {
-    derr << "cannot restart the journal: " << cpp_strerror(r) << dendl;
     goto fail;
   }
-  journal->set_pressure_callback(
-    [this] { _request_freeze(mim::FlushTrigger::JOURNAL_PRESSURE); });
-  applied_sn = next_sn - 1;
-  applying_sn = next_sn - 1;
-  active_gen_first_sn = next_sn;
-  {
-    // The journal restarts after everything replayed: no replay will start
-    // before next_sn again, so no tombstone is needed any more.
-    std::map<coll_t, SequencerPosition> ts;
-    files->list_tombstones(&ts);
-    std::lock_guard l(tombstone_lock);
-    for (auto& [c, pos] : ts) {
-      tombstones[c] = pos.seq;
-    }
-  }
-  _trim_tombstones(next_sn);
-  finisher.start();
-  _start_threads();
-  mounted = true;
   _register_admin();
   if (conf.fsck_on_mount) {
     r = fsck(conf.fsck_on_mount_deep);

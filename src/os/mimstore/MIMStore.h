@@ -260,6 +260,12 @@ class MIMStore : public ObjectStore {
   int _replay_journal();
   int _read_meta_u64(const std::string& key, uint64_t* v);
   int _check_fsid();
+  /// mount's steps: the data directory's lock file (-EBUSY when another
+  /// process holds it); the HTMLL and flush policy from the options and the
+  /// journal throughput; after replay, the journal, counters and threads.
+  int _lock_dir();
+  int _make_merge_cache();
+  int _start_after_replay();
 
   // ---- admin socket commands (MIMAdmin.cc) ----
   void _register_admin();
