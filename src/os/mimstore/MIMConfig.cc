@@ -49,62 +49,71 @@ uint64_t min_journal_bytes(const MIMConfig& c)
   return std::max<uint64_t>(16ull << 20, batches * c.journal_max_batch_bytes);
 }
 
-int MIMConfig::load(CephContext* cct, const std::string& journal_path,
-                    MIMConfig* out, std::ostream& err)
-{
-  auto& conf = cct->_conf;
-  MIMConfig c;
-  c.merge = conf.get_val<bool>("mimstore_merge");
-  uint64_t slots = conf.get_val<uint64_t>("mimstore_htmll_slots");
-  uint64_t blocks = conf.get_val<uint64_t>("mimstore_htmll_blocks");
-  c.block_size = conf.get_val<Option::size_t>("mimstore_block_size");
-  c.cache_max_bytes = conf.get_val<Option::size_t>("mimstore_cache_max_bytes");
-  c.max_flush_interval = conf.get_val<double>("mimstore_max_flush_interval");
-  c.journal_throughput =
-    conf.get_val<Option::size_t>("mimstore_journal_throughput");
-  uint64_t replicas = conf.get_val<uint64_t>("mimstore_flush_replicas");
-  uint64_t nodes = conf.get_val<uint64_t>("mimstore_flush_nodes");
-  c.flush_gap_fill = conf.get_val<Option::size_t>("mimstore_flush_gap_fill");
+namespace {
 
-  c.journal_path = journal_path;
-  c.journal_size_mb = conf.get_val<Option::size_t>("osd_journal_size");
-  c.journal_dio = conf.get_val<bool>("mimstore_journal_dio");
-  c.journal_aio = conf.get_val<bool>("mimstore_journal_aio");
-  c.journal_max_batch_bytes =
+/// Options whose fields are narrower than the option: validated wide, so
+/// that a value too large for its field is refused instead of wrapping.
+struct WideOptions {
+  uint64_t slots = 0, blocks = 0, replicas = 0, nodes = 0;
+  uint64_t batch_entries = 0, inflight = 0, fd_cache = 0;
+};
+
+void read_options(const ConfigProxy& conf, MIMConfig* c, WideOptions* w)
+{
+  c->merge = conf.get_val<bool>("mimstore_merge");
+  w->slots = conf.get_val<uint64_t>("mimstore_htmll_slots");
+  w->blocks = conf.get_val<uint64_t>("mimstore_htmll_blocks");
+  c->block_size = conf.get_val<Option::size_t>("mimstore_block_size");
+  c->cache_max_bytes = conf.get_val<Option::size_t>("mimstore_cache_max_bytes");
+  c->max_flush_interval = conf.get_val<double>("mimstore_max_flush_interval");
+  c->journal_throughput =
+    conf.get_val<Option::size_t>("mimstore_journal_throughput");
+  w->replicas = conf.get_val<uint64_t>("mimstore_flush_replicas");
+  w->nodes = conf.get_val<uint64_t>("mimstore_flush_nodes");
+  c->flush_gap_fill = conf.get_val<Option::size_t>("mimstore_flush_gap_fill");
+
+  c->journal_size_mb = conf.get_val<Option::size_t>("osd_journal_size");
+  c->journal_dio = conf.get_val<bool>("mimstore_journal_dio");
+  c->journal_aio = conf.get_val<bool>("mimstore_journal_aio");
+  c->journal_max_batch_bytes =
     conf.get_val<Option::size_t>("mimstore_journal_max_batch_bytes");
-  uint64_t batch_entries =
+  w->batch_entries =
     conf.get_val<uint64_t>("mimstore_journal_max_batch_entries");
-  uint64_t inflight = conf.get_val<uint64_t>("mimstore_journal_max_inflight");
-  c.journal_pressure_ratio =
+  w->inflight = conf.get_val<uint64_t>("mimstore_journal_max_inflight");
+  c->journal_pressure_ratio =
     conf.get_val<double>("mimstore_journal_pressure_ratio");
-  c.backoff_low =
+  c->backoff_low =
     conf.get_val<double>("mimstore_backoff_low");
-  c.backoff_high =
+  c->backoff_high =
     conf.get_val<double>("mimstore_backoff_high");
-  c.backoff_max_delay =
+  c->backoff_max_delay =
     conf.get_val<double>("mimstore_backoff_max_delay");
-  c.journal_ignore_corruption =
+  c->journal_ignore_corruption =
     conf.get_val<bool>("mimstore_journal_ignore_corruption");
 
-  c.wbthrottle_ios = conf.get_val<uint64_t>("mimstore_wbthrottle_ios");
-  c.wbthrottle_bytes = conf.get_val<Option::size_t>("mimstore_wbthrottle_bytes");
-  c.flush_writeback_window =
+  c->wbthrottle_ios = conf.get_val<uint64_t>("mimstore_wbthrottle_ios");
+  c->wbthrottle_bytes = conf.get_val<Option::size_t>("mimstore_wbthrottle_bytes");
+  c->flush_writeback_window =
     conf.get_val<Option::size_t>("mimstore_flush_writeback_window");
-  c.queue_max_ops = conf.get_val<uint64_t>("mimstore_queue_max_ops");
-  c.queue_max_bytes = conf.get_val<Option::size_t>("mimstore_queue_max_bytes");
-  c.sync_interval = conf.get_val<double>("mimstore_sync_interval");
-  c.min_sync_interval = conf.get_val<double>("mimstore_min_sync_interval");
-  c.db_dir = conf.get_val<std::string>("mimstore_db_dir");
-  c.rocksdb_options = conf.get_val<std::string>("mimstore_rocksdb_options");
-  c.db_cache_bytes = conf.get_val<Option::size_t>("mimstore_db_cache_bytes");
-  uint64_t fd_cache = conf.get_val<uint64_t>("mimstore_fd_cache_size");
-  c.fsck_on_mount = conf.get_val<bool>("mimstore_fsck_on_mount");
-  c.fsck_on_mount_deep = conf.get_val<bool>("mimstore_fsck_on_mount_deep");
-  c.debug_fault = conf.get_val<std::string>("mimstore_debug_fault");
+  c->queue_max_ops = conf.get_val<uint64_t>("mimstore_queue_max_ops");
+  c->queue_max_bytes = conf.get_val<Option::size_t>("mimstore_queue_max_bytes");
+  c->sync_interval = conf.get_val<double>("mimstore_sync_interval");
+  c->min_sync_interval = conf.get_val<double>("mimstore_min_sync_interval");
+  c->db_dir = conf.get_val<std::string>("mimstore_db_dir");
+  c->rocksdb_options = conf.get_val<std::string>("mimstore_rocksdb_options");
+  c->db_cache_bytes = conf.get_val<Option::size_t>("mimstore_db_cache_bytes");
+  w->fd_cache = conf.get_val<uint64_t>("mimstore_fd_cache_size");
+  c->fsck_on_mount = conf.get_val<bool>("mimstore_fsck_on_mount");
+  c->fsck_on_mount_deep = conf.get_val<bool>("mimstore_fsck_on_mount_deep");
+  c->debug_fault = conf.get_val<std::string>("mimstore_debug_fault");
+}
 
+/// The number of bad options, each described on a line of `err`.
+int validate(const MIMConfig& c, const WideOptions& w, std::ostream& err)
+{
   Checker ck{err};
-  ck.range("mimstore_htmll_slots", slots, 1, 1u << 24);
-  ck.range("mimstore_htmll_blocks", blocks, 1, 1u << 16);
+  ck.range("mimstore_htmll_slots", w.slots, 1, 1u << 24);
+  ck.range("mimstore_htmll_blocks", w.blocks, 1, 1u << 16);
   if (!is_pow2(c.block_size) || c.block_size < 4096 ||
       c.block_size > (1ull << 30)) {
     ck.fail("mimstore_block_size", std::to_string(c.block_size),
@@ -115,8 +124,8 @@ int MIMConfig::load(CephContext* cct, const std::string& journal_path,
             "must be at least mimstore_block_size");
   }
   ck.positive("mimstore_max_flush_interval", c.max_flush_interval);
-  ck.range("mimstore_flush_replicas", replicas, 0, 1024);
-  ck.range("mimstore_flush_nodes", nodes, 0, 1u << 20);
+  ck.range("mimstore_flush_replicas", w.replicas, 0, 1024);
+  ck.range("mimstore_flush_nodes", w.nodes, 0, 1u << 20);
   ck.range("mimstore_flush_gap_fill", c.flush_gap_fill, 0, 64ull << 20);
   if (!is_pow2(c.journal_max_batch_bytes) ||
       c.journal_max_batch_bytes < 65536 ||
@@ -125,8 +134,8 @@ int MIMConfig::load(CephContext* cct, const std::string& journal_path,
             std::to_string(c.journal_max_batch_bytes),
             "must be a power of two between 64 KiB and 256 MiB");
   }
-  ck.range("mimstore_journal_max_batch_entries", batch_entries, 1, 65536);
-  ck.range("mimstore_journal_max_inflight", inflight, 1, 64);
+  ck.range("mimstore_journal_max_batch_entries", w.batch_entries, 1, 65536);
+  ck.range("mimstore_journal_max_inflight", w.inflight, 1, 64);
   if (!(c.journal_pressure_ratio > 0.05 && c.journal_pressure_ratio < 0.95)) {
     ck.fail("mimstore_journal_pressure_ratio",
             std::to_string(c.journal_pressure_ratio),
@@ -168,26 +177,39 @@ int MIMConfig::load(CephContext* cct, const std::string& journal_path,
     ck.fail("mimstore_min_sync_interval", std::to_string(c.min_sync_interval),
             "must not exceed mimstore_sync_interval");
   }
-  ck.range("mimstore_fd_cache_size", fd_cache, 16, 1u << 20);
-  if (journal_path.empty()) {
+  ck.range("mimstore_fd_cache_size", w.fd_cache, 16, 1u << 20);
+  if (c.journal_path.empty()) {
     ck.fail("osd_journal", "\"\"",
             "mimstore needs a journal: set osd_journal to a block device "
             "(an NVMe partition) or a file");
   }
-  if (ck.bad) {
+  return ck.bad;
+}
+
+}  // namespace
+
+int MIMConfig::load(CephContext* cct, const std::string& journal_path,
+                    MIMConfig* out, std::ostream& err)
+{
+  auto& conf = cct->_conf;
+  MIMConfig c;
+  WideOptions w;
+  read_options(conf, &c, &w);
+  c.journal_path = journal_path;
+  if (validate(c, w, err)) {
     return -EINVAL;
   }
 
-  c.htmll_slots = slots;
-  c.htmll_blocks = blocks;
-  c.journal_max_batch_entries = batch_entries;
-  c.journal_max_inflight = inflight;
-  c.fd_cache_size = fd_cache;
+  c.htmll_slots = w.slots;
+  c.htmll_blocks = w.blocks;
+  c.journal_max_batch_entries = w.batch_entries;
+  c.journal_max_inflight = w.inflight;
+  c.fd_cache_size = w.fd_cache;
   // The store cannot see the OSD map: replicas default to the pool default
   // size, nodes to the replica count (then max(replicas, nodes) = replicas).
-  c.flush_replicas = replicas ? replicas :
+  c.flush_replicas = w.replicas ? w.replicas :
     std::max<uint64_t>(1, conf.get_val<uint64_t>("osd_pool_default_size"));
-  c.flush_nodes = nodes ? nodes : c.flush_replicas;
+  c.flush_nodes = w.nodes ? w.nodes : c.flush_replicas;
   *out = c;
   return 0;
 }
