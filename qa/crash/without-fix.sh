@@ -9,7 +9,8 @@
 #   [FILE=MIMFlush.cc] qa/crash/without-fix.sh NAME GTEST_FILTER PYTHON_EDIT
 #
 # PYTHON_EDIT acts on `s`, the file's text; it must change it. Example:
-#   qa/crash/without-fix.sh nobarrier '*MergeKeepsCachedWritesToDest*' \
+#   FILE=MIMCollOps.cc qa/crash/without-fix.sh nobarrier \
+#     '*MergeKeepsCachedWritesToDest*' \
 #     's = s.replace("_collection_barrier(cid, dest)", "0")'
 # Exit status: 0 if the tests FAILED without the fix (as they should).
 set -euo pipefail

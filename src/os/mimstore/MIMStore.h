@@ -307,7 +307,7 @@ class MIMStore : public ObjectStore {
   void _release_after_sync(sn_t sn);
   int _flush_everything();
 
-  // ---- transaction ops (MIMOps.cc) ----
+  // ---- transaction ops: data, xattrs, clones (MIMOps.cc) ----
   void _do_transaction(Transaction& t, sn_t sn, uint32_t trans_num);
   int _touch(const coll_t& cid, const ghobject_t& oid);
   int _write(const coll_t& cid, const ghobject_t& oid, uint64_t off,
@@ -325,6 +325,7 @@ class MIMStore : public ObjectStore {
   int _clone_range(const coll_t& cid, const ghobject_t& oldoid,
                    const ghobject_t& newoid, uint64_t srcoff, uint64_t len,
                    uint64_t dstoff);
+  // omap (MIMOmapOps.cc)
   int _omap_clear(const coll_t& cid, const ghobject_t& oid);
   int _omap_setkeys(const coll_t& cid, const ghobject_t& oid,
                     ceph::bufferlist& aset_bl);
@@ -334,6 +335,7 @@ class MIMStore : public ObjectStore {
                        const std::string& first, const std::string& last);
   int _omap_setheader(const coll_t& cid, const ghobject_t& oid,
                       ceph::bufferlist& bl);
+  // collections (MIMCollOps.cc)
   int _create_collection(const coll_t& cid, int bits);
   int _destroy_collection(const coll_t& cid);
   int _collection_move_rename(const coll_t& oldcid, const ghobject_t& oldoid,
@@ -343,7 +345,8 @@ class MIMStore : public ObjectStore {
   int _merge_collection(const coll_t& cid, uint32_t bits, const coll_t& dest);
   int _set_bits(const coll_t& cid, int bits);
 
-  // op helpers (MIMOps.cc)
+  // op helpers (guards and the barrier: ReplayGuards.cc; the rest
+  // MIMOps.cc and MIMCollOps.cc)
   /// Replay guards, compared with cur_spos: 1 apply, 0 this op was under
   /// way (in-progress guard at this position), -1 skip (done before).
   /// Live (not replaying): always 1. *born_later: skipped because the

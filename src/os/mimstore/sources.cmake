@@ -5,16 +5,19 @@ file(GLOB mimstore_core_srcs CONFIGURE_DEPENDS
 set(mimstore_srcs
   mimstore/CrashRocksEnv.cc
   mimstore/MIMAdmin.cc
+  mimstore/MIMCollOps.cc
   mimstore/MIMConfig.cc
   mimstore/MIMFlush.cc
   mimstore/MIMJournal.cc
   mimstore/MIMMount.cc
+  mimstore/MIMOmapOps.cc
   mimstore/MIMOps.cc
   mimstore/MIMPerf.cc
   mimstore/MIMRead.cc
   mimstore/MIMStore.cc
   mimstore/ObjectFiles.cc
   mimstore/ObjectName.cc
+  mimstore/ReplayGuards.cc
   ${mimstore_core_srcs})
 # core/ headers are included as "core/...".
 include_directories(${CMAKE_CURRENT_LIST_DIR})

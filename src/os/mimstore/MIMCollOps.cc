@@ -1,0 +1,380 @@
+// -*- mode:C++; tab-width:8; c-basic-offset:2; indent-tabs-mode:t -*-
+// vim: ts=8 sw=2 smarttab
+/*
+ * mimstore: collection ops: create, destroy, move_rename, split and merge.
+ * The replay protocol of split and merge is written above _move_objects.
+ */
+#include "MIMStore.h"
+
+#include "common/debug.h"
+#include "common/errno.h"
+#include "kv/KeyValueDB.h"
+
+#include "MIMOpsUtil.h"
+#include "ObjectFiles.h"
+#include "ObjectName.h"
+
+#define dout_context cct
+#define dout_subsys ceph_subsys_mimstore
+#undef dout_prefix
+#define dout_prefix *_dout << "mimstore(" << path << ") "
+
+using std::string;
+using ceph::bufferlist;
+using ceph::bufferptr;
+using namespace mimstore;
+
+int MIMStore::_create_collection(const coll_t& cid, int bits)
+{
+  dout(15) << __func__ << " " << cid << " bits " << bits << dendl;
+  if (!_check_replay_guard(cid, nullptr)) {
+    return 0;
+  }
+  int r = files->create_collection(cid, bits);
+  if (r == -EEXIST && replaying) {
+    r = files->set_collection_bits(cid, bits);
+  }
+  if (r < 0) {
+    return r;
+  }
+  CollectionRef c;
+  {
+    std::unique_lock l(coll_lock);
+    auto p = coll_map.find(cid);
+    if (p == coll_map.end()) {
+      c = ceph::make_ref<Collection>(this, cid);
+      coll_map[cid] = c;
+    } else {
+      c = p->second;
+    }
+  }
+  {
+    std::unique_lock l(c->lock);
+    if (!replaying) {
+      c->objects.clear();
+    }
+    c->bits = bits;
+    c->exists = true;
+  }
+  // A later remove and re-create of this collection must not let replay
+  // apply this incarnation's ops to the next one.
+  _set_collection_replay_guard(cid);
+  return 0;
+}
+
+int MIMStore::_destroy_collection(const coll_t& cid)
+{
+  dout(15) << __func__ << " " << cid << dendl;
+  if (!_check_replay_guard(cid, nullptr)) {
+    return 0;
+  }
+  auto c = _get_collection(cid);
+  if (!c) {
+    return -ENOENT;
+  }
+  {
+    std::shared_lock l(c->lock);
+    if (!c->exists) {
+      return -ENOENT;
+    }
+    if (!c->objects.empty()) {
+      return -ENOTEMPTY;
+    }
+  }
+  int r = files->remove_collection(cid);
+  if (r < 0 && !(r == -ENOENT && replaying)) {
+    return r;
+  }
+  {
+    std::unique_lock l(c->lock);
+    c->exists = false;
+  }
+  std::unique_lock l(coll_lock);
+  coll_map.erase(cid);
+  return 0;
+}
+
+int MIMStore::_collection_move_rename(const coll_t& oldcid,
+                                      const ghobject_t& oldoid,
+                                      const coll_t& newcid,
+                                      const ghobject_t& newoid)
+{
+  // FileStore's protocol, on link/unlink so each step can be redone:
+  //   in-progress guard on the inode, link the new name, clone the omap,
+  //   unlink the old name (clearing its omap), close the guard.
+  // The guard lives on the inode and so moves with the name.
+  dout(15) << __func__ << " " << oldcid << " " << oldoid << " -> " << newcid
+           << " " << newoid << dendl;
+  if (oldcid == newcid && oldoid == newoid) {
+    return 0;
+  }
+  auto oc = _get_collection(oldcid);
+  auto nc = _get_collection(newcid);
+  if (!oc) {
+    return -ENOENT;
+  }
+  if (!nc) {
+    // replay: the destination collection went away later; so must the
+    // source
+    return replaying ? _remove(oldcid, oldoid) : -ENOENT;
+  }
+  int dst = _guard_cmp(newcid, &newoid);
+  if (dst < 0) {
+    // done, and the target has moved on since: a source name that replay
+    // re-created is stale (its own guard decides)
+    return replaying ? _remove(oldcid, oldoid) : 0;
+  }
+  if (_guard_cmp(oldcid, &oldoid) < 0) {
+    return 0;  // the source carries a newer guard: not ours to touch
+  }
+  string ofname = object_file_name(oldoid);
+  string nfname = object_file_name(newoid);
+  TwoLocks l(_obj_lock(oc->name, ofname), _obj_lock(nc->name, nfname));
+  if (!object_exists(oc.get(), oldoid)) {
+    if (!replaying) {
+      return -ENOENT;
+    }
+    if (dst == 0) {
+      // This rename was under way and its old name is gone: a sync made
+      // the unlink durable, but power went before RocksDB's clone of the
+      // omap and xattrs was. Redo that part (DBObjectMap skips what its
+      // header says is done) and close the guard.
+      ObjectFDRef f;
+      int r = files->open_object(newcid, newoid, false, &f);
+      if (r < 0) {
+        return r;
+      }
+      r = omap->clone(oldoid, newoid, &cur_spos);
+      if (r < 0 && r != -ENOENT) {
+        return r;
+      }
+      r = omap->clear(oldoid, &cur_spos);
+      if (r < 0 && r != -ENOENT) {
+        return r;
+      }
+      _set_replay_guard(f, newoid);
+    }
+    return 0;  // moved before the crash
+  }
+  bool stale_dst = object_exists(nc.get(), newoid);
+  if (stale_dst && !replaying) {
+    return -EEXIST;  // like the other stores: never rename over an object
+  }
+  int r = _take_cached(oldcid, ofname, false);
+  if (r == 0) {
+    r = _take_cached(newcid, nfname, true);  // replaced
+  }
+  if (r < 0) {
+    return r;
+  }
+  ObjectFDRef f;
+  r = files->open_object(oldcid, oldoid, false, &f);
+  if (r < 0) {
+    return r;
+  }
+  if (dst > 0) {
+    _set_replay_guard(f, oldoid, true);
+  }
+  r = files->link_object(oldcid, oldoid, newcid, newoid);
+  if (r == -EEXIST && replaying) {
+    // We crashed after the link: the new name already holds the object
+    // (it carries this op's in-progress guard). The source name may be a
+    // stale file that replaying earlier ops re-created, while the object
+    // itself was already under the new name; it is unlinked below.
+    r = 0;
+  }
+  if (r < 0) {
+    return r;
+  }
+  _debug_point("rename:linked");
+  r = omap->clone(oldoid, newoid, &cur_spos);
+  if (r < 0 && r != -ENOENT) {
+    return r;
+  }
+  r = omap->clear(oldoid, &cur_spos);
+  if (r < 0 && r != -ENOENT) {
+    return r;
+  }
+  r = files->unlink_name(oldcid, oldoid);
+  if (r < 0 && !(r == -ENOENT && replaying)) {
+    return r;
+  }
+  _debug_point("rename:unlinked");
+  {
+    std::unique_lock ol(oc->lock);
+    oc->objects.erase(oldoid);
+  }
+  {
+    std::unique_lock nl(nc->lock);
+    nc->objects.insert(newoid);
+  }
+  _set_replay_guard(f, newoid);
+  return 0;
+}
+
+// Split and merge move files between collection directories. Their
+// protocol, FileStore's with the merge cache added:
+//   1. barrier: the cached writes of both collections go to their files;
+//   2. in-progress guards on both (each syncs the filesystem first), so
+//      replay skips every earlier op on them (all durable by now) and
+//      resumes this one if it was under way;
+//   3. move the files; 4. close the guards.
+// Without 1 and 2, replay re-applied an older op to an object already
+// moved, re-creating a partial file in the source that the replayed move
+// then renamed over the real one, and a closed destination guard made
+// replay skip cached writes that had never reached the disk.
+
+int MIMStore::_move_objects(Collection* sc, Collection* dc,
+                            const std::function<bool(const ghobject_t&)>& which)
+{
+  std::vector<ghobject_t> moving;
+  {
+    std::shared_lock l(sc->lock);
+    for (auto& o : sc->objects) {
+      if (which(o)) {
+        moving.push_back(o);
+      }
+    }
+  }
+  for (auto& o : moving) {
+    int r = files->move_object(sc->cid, dc->cid, o);
+    if (r < 0) {
+      return r;
+    }
+    {
+      std::unique_lock l(sc->lock);
+      sc->objects.erase(o);
+    }
+    {
+      std::unique_lock l(dc->lock);
+      dc->objects.insert(o);
+    }
+    _debug_point("move:object");
+  }
+  return 0;
+}
+
+int MIMStore::_split_collection(const coll_t& cid, uint32_t bits,
+                                uint32_t rem, const coll_t& dest)
+{
+  dout(15) << __func__ << " " << cid << " bits " << bits << " rem " << rem
+           << " -> " << dest << dendl;
+  if (_guard_cmp(dest, nullptr) < 0 || _guard_cmp(cid, nullptr) < 0) {
+    return 0;  // done before the crash
+  }
+  auto sc = _get_collection(cid);
+  auto dc = _get_collection(dest);
+  if (!sc || !dc) {
+    return -ENOENT;
+  }
+  int r = _collection_barrier(cid, dest);
+  if (r < 0) {
+    return r;
+  }
+  _set_collection_replay_guard(cid, true);
+  _set_collection_replay_guard(dest, true);
+  _debug_point("split:guarded");
+  r = _move_objects(sc.get(), dc.get(),
+                    [&](const ghobject_t& o) { return o.match(bits, rem); });
+  if (r < 0) {
+    return r;
+  }
+  {
+    std::unique_lock l(sc->lock);
+    sc->bits = bits;
+  }
+  r = files->set_collection_bits(cid, bits);
+  if (r < 0) {
+    return r;
+  }
+  _debug_point("split:moved");
+  _set_collection_replay_guard(dest);
+  _debug_point("split:dest-closed");
+  _set_collection_replay_guard(cid);
+  return 0;
+}
+
+int MIMStore::_merge_collection(const coll_t& cid, uint32_t bits,
+                                const coll_t& dest)
+{
+  dout(15) << __func__ << " " << cid << " bits " << bits << " -> " << dest
+           << dendl;
+  if (_guard_cmp(dest, nullptr) < 0) {
+    return 0;  // done before the crash
+  }
+  // Replay of a merge that had moved everything: the tombstone says so.
+  SequencerPosition gone;
+  bool moved = replaying && files->get_tombstone(cid, &gone) == 0 &&
+    gone == cur_spos;
+  if (!moved && _guard_cmp(cid, nullptr) < 0) {
+    return 0;
+  }
+  auto sc = _get_collection(cid);
+  auto dc = _get_collection(dest);
+  if (!dc || (!sc && !moved)) {
+    return -ENOENT;
+  }
+  int r;
+  if (!moved) {
+    r = _collection_barrier(cid, dest);
+    if (r < 0) {
+      return r;
+    }
+    _set_collection_replay_guard(cid, true);
+    _set_collection_replay_guard(dest, true);
+    _debug_point("merge:guarded");
+    r = _move_objects(sc.get(), dc.get(),
+                      [](const ghobject_t&) { return true; });
+    if (r < 0) {
+      return r;
+    }
+    {
+      std::lock_guard l(tombstone_lock);
+      r = files->set_tombstone(cid, cur_spos);
+      if (r < 0) {
+        derr << "cannot record the removal of " << cid << ": "
+             << cpp_strerror(r) << dendl;
+        return r;
+      }
+      tombstones[cid] = cur_spos.seq;
+    }
+    _debug_point("merge:tombstone");
+  }
+  {
+    std::unique_lock l(dc->lock);
+    dc->bits = bits;
+  }
+  r = files->set_collection_bits(dest, bits);
+  if (r < 0) {
+    return r;
+  }
+  if (sc) {
+    r = files->remove_collection(cid);
+    if (r < 0 && !(r == -ENOENT && replaying)) {
+      return r;
+    }
+    {
+      std::unique_lock l(sc->lock);
+      sc->exists = false;
+    }
+    std::unique_lock l(coll_lock);
+    coll_map.erase(cid);
+  }
+  _debug_point("merge:removed");
+  _set_collection_replay_guard(dest);
+  return 0;
+}
+
+int MIMStore::_set_bits(const coll_t& cid, int bits)
+{
+  dout(15) << __func__ << " " << cid << " bits " << bits << dendl;
+  auto c = _get_collection(cid);
+  if (!c) {
+    return -ENOENT;
+  }
+  {
+    std::unique_lock l(c->lock);
+    c->bits = bits;
+  }
+  return files->set_collection_bits(cid, bits);
+}

@@ -1,0 +1,101 @@
+// -*- mode:C++; tab-width:8; c-basic-offset:2; indent-tabs-mode:t -*-
+// vim: ts=8 sw=2 smarttab
+/*
+ * mimstore: omap ops. omap goes to DBObjectMap with the op's
+ * SequencerPosition, which makes each op idempotent on replay.
+ */
+#include "MIMStore.h"
+
+#include "common/debug.h"
+#include "common/errno.h"
+#include "kv/KeyValueDB.h"
+
+#include "MIMOpsUtil.h"
+#include "ObjectFiles.h"
+#include "ObjectName.h"
+
+#define dout_context cct
+#define dout_subsys ceph_subsys_mimstore
+#undef dout_prefix
+#define dout_prefix *_dout << "mimstore(" << path << ") "
+
+using std::string;
+using ceph::bufferlist;
+using ceph::bufferptr;
+using namespace mimstore;
+
+#define MIM_OMAP_PRELUDE()                                          \
+  if (!_check_replay_guard(cid, &oid)) {                            \
+    return 0;                                                       \
+  }                                                                 \
+  {                                                                 \
+    auto c = _get_collection(cid);                                  \
+    if (!c || !object_exists(c.get(), oid)) {                       \
+      return -ENOENT;                                               \
+    }                                                               \
+  }
+
+int MIMStore::_omap_clear(const coll_t& cid, const ghobject_t& oid)
+{
+  dout(15) << __func__ << " " << cid << " " << oid << dendl;
+  MIM_OMAP_PRELUDE();
+  int r = omap->clear_keys_header(oid, &cur_spos);
+  return r == -ENOENT ? 0 : r;
+}
+
+int MIMStore::_omap_setkeys(const coll_t& cid, const ghobject_t& oid,
+                            bufferlist& aset_bl)
+{
+  dout(15) << __func__ << " " << cid << " " << oid << dendl;
+  MIM_OMAP_PRELUDE();
+  std::map<string, bufferlist> aset;
+  auto p = aset_bl.cbegin();
+  decode(aset, p);
+  return omap->set_keys(oid, aset, &cur_spos);
+}
+
+int MIMStore::_omap_rmkeys(const coll_t& cid, const ghobject_t& oid,
+                           bufferlist& keys_bl)
+{
+  dout(15) << __func__ << " " << cid << " " << oid << dendl;
+  MIM_OMAP_PRELUDE();
+  std::set<string> keys;
+  auto p = keys_bl.cbegin();
+  decode(keys, p);
+  int r = omap->rm_keys(oid, keys, &cur_spos);
+  return r == -ENOENT ? 0 : r;
+}
+
+int MIMStore::_omap_rmkeyrange(const coll_t& cid, const ghobject_t& oid,
+                               const string& first, const string& last)
+{
+  dout(15) << __func__ << " " << cid << " " << oid << " [" << first << ", "
+           << last << ")" << dendl;
+  MIM_OMAP_PRELUDE();
+  std::set<string> keys;
+  {
+    auto iter = omap->get_iterator(oid);
+    if (!iter) {
+      return 0;
+    }
+    for (iter->lower_bound(first); iter->valid() && iter->key() < last;
+         iter->next()) {
+      keys.insert(iter->key());
+    }
+  }
+  if (keys.empty()) {
+    return 0;
+  }
+  int r = omap->rm_keys(oid, keys, &cur_spos);
+  return r == -ENOENT ? 0 : r;
+}
+
+int MIMStore::_omap_setheader(const coll_t& cid, const ghobject_t& oid,
+                              bufferlist& bl)
+{
+  dout(15) << __func__ << " " << cid << " " << oid << dendl;
+  MIM_OMAP_PRELUDE();
+  return omap->set_header(oid, bl, &cur_spos);
+}
+
+#undef MIM_OMAP_PRELUDE

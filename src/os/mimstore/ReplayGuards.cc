@@ -1,0 +1,135 @@
+// -*- mode:C++; tab-width:8; c-basic-offset:2; indent-tabs-mode:t -*-
+// vim: ts=8 sw=2 smarttab
+/*
+ * mimstore: replay guards, FileStore's scheme. A guard is the
+ * SequencerPosition of the last op applied and made durable on an object
+ * (an xattr of its file) or a collection (an xattr of its directory). While
+ * replaying, an op at or before its target's guard was already applied:
+ * it is skipped. A guard "in progress" marks a multi-step op (split, merge,
+ * rename) that replay must finish instead of skip.
+ */
+#include "MIMStore.h"
+
+#include "common/debug.h"
+#include "common/errno.h"
+#include "kv/KeyValueDB.h"
+
+#include "MIMOpsUtil.h"
+#include "ObjectFiles.h"
+#include "ObjectName.h"
+
+#define dout_context cct
+#define dout_subsys ceph_subsys_mimstore
+#undef dout_prefix
+#define dout_prefix *_dout << "mimstore(" << path << ") "
+
+using std::string;
+using ceph::bufferlist;
+using ceph::bufferptr;
+using namespace mimstore;
+
+int MIMStore::_guard_cmp(const coll_t& cid, const ghobject_t* oid,
+                         bool* born_later)
+{
+  if (!replaying) {
+    return 1;
+  }
+  SequencerPosition g;
+  bool in_progress = false;
+  if (files->get_tombstone(cid, &g) == 0 && g >= cur_spos) {
+    // merged away at g: every earlier op on it was durable then, and its
+    // objects (with their omap) live on in the destination
+    dout(10) << "replay: skip " << cur_spos << " on " << cid
+             << ", merged away at " << g << dendl;
+    return -1;
+  }
+  if (files->get_collection_guard(cid, &g, &in_progress) == 0 &&
+      g >= cur_spos) {
+    if (g == cur_spos && in_progress) {
+      return 0;  // this split or merge was under way when we crashed
+    }
+    dout(10) << "replay: skip " << cur_spos << " on " << cid
+             << ", collection guard " << g << dendl;
+    return -1;
+  }
+  if (oid) {
+    ObjectFDRef f;
+    if (files->open_object(cid, *oid, false, &f) < 0) {
+      return 1;
+    }
+    if (files->get_guard(f, &g, &in_progress) == 0) {
+      if (g > cur_spos || (g == cur_spos && !in_progress)) {
+        dout(10) << "replay: skip " << cur_spos << " on " << *oid
+                 << ", guard " << g << dendl;
+        return -1;
+      }
+      if (g == cur_spos) {
+        return 0;  // this very op was under way when we crashed
+      }
+    }
+    // A file created after this op: live, the op found no object (and
+    // was a tolerated -ENOENT, or it would have created the file itself).
+    // Applied to the later object, a truncate or zero would corrupt it.
+    if (files->get_born(f, &g) == 0 && g > cur_spos) {
+      dout(10) << "replay: skip " << cur_spos << " on " << *oid
+               << ", created later at " << g << dendl;
+      if (born_later) {
+        *born_later = true;
+      }
+      return -1;
+    }
+  }
+  return 1;
+}
+
+int MIMStore::_check_replay_guard(const coll_t& cid, const ghobject_t* oid)
+{
+  return _guard_cmp(cid, oid) > 0;
+}
+
+void MIMStore::_set_replay_guard(const ObjectFDRef& f, const ghobject_t& oid,
+                                 bool in_progress)
+{
+  // Earlier omap/xattr changes of the target must be durable before the
+  // guard is, because replay skips them on the guard's word; stamping the
+  // omap header with this position makes DBObjectMap skip them too. An
+  // in-progress guard skips them as well, but must not stamp: the op under
+  // way still has its own omap steps to redo at this position.
+  int r = in_progress ? omap->sync() : omap->sync(&oid, &cur_spos);
+  if (r == 0) {
+    r = files->set_guard(f, cur_spos, in_progress);
+  }
+  if (r < 0) {
+    derr << "cannot set replay guard on " << f->path << ": "
+         << cpp_strerror(r) << dendl;
+    ceph_abort_msg("mimstore: replay guard write failed");
+  }
+}
+
+void MIMStore::_set_collection_replay_guard(const coll_t& cid,
+                                            bool in_progress)
+{
+  // RocksDB first; set_collection_guard syncs the data filesystem.
+  int r = omap->sync();
+  if (r == 0) {
+    r = files->set_collection_guard(cid, cur_spos, in_progress);
+  }
+  if (r < 0) {
+    derr << "cannot set replay guard on " << cid << ": " << cpp_strerror(r)
+         << dendl;
+    ceph_abort_msg("mimstore: replay guard write failed");
+  }
+}
+
+int MIMStore::_collection_barrier(const coll_t& a, const coll_t& b)
+{
+  // FileStore synced before a split or merge guard for the same reason: the
+  // guard makes replay skip every earlier op on these collections, so each
+  // of them must be durable first, the merge cache's writes included (they
+  // are only in memory and the journal). The guard's syncfs does the rest.
+  int r = _take_cached_collection(a);
+  if (r == 0) {
+    r = _take_cached_collection(b);
+  }
+  return r;
+}
