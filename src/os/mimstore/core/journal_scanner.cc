@@ -16,6 +16,7 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <optional>
 
 #include "core/io_env.h"
 
@@ -160,142 +161,86 @@ const char* scan_end_name(ScanResult::End e)
   return "?";
 }
 
-int scan_journal(const JournalHeader& h, const ReadFn& read_fn,
-                 const EntryFn& on_entry, ScanResult* out,
-                 const ScanOptions& opts)
-{
-  *out = ScanResult();
-  const JournalGeometry g(h);
-  const uint64_t bs = h.block_size;
-  if (bs < JOURNAL_MIN_BLOCK_SIZE || g.area_len() < 2 * bs ||
-      h.start_off < g.area_start || h.start_off >= g.area_end ||
-      h.start_off % bs != 0) {
-    out->detail = "journal header geometry is not usable";
-    return -EINVAL;
-  }
-  AreaReader rd(g, read_fn, opts.read_chunk);
+namespace {
 
-  uint64_t p = h.start_off;
-  sn_t expected = h.start_sn;
-  uint64_t consumed = 0;  // area bytes walked, wrap waste included
-  ScanResult::End stop = ScanResult::CLEAN_END;
+/// Where and why a walk of the entry area stops before the callback does.
+struct Stop {
+  ScanResult::End end;
   std::string why;
+};
 
-  for (;;) {
-    if (p == g.area_end) {
-      // Implicit wrap: a batch ended exactly at the area end.
-      p = g.area_start;
-      ++out->wraps;
-    }
-    if (consumed >= g.area_len()) {
-      // Cannot happen with a correct writer (it keeps head != tail); a
-      // guard against walking in circles.
-      stop = ScanResult::TORN_OR_CORRUPT;
-      why = "walked a whole lap of the entry area";
-      break;
-    }
-    if (p + ENTRY_HEADER_SIZE > g.area_end) {
-      // Batches end block aligned, so only a bad length in the previous
-      // entry can put us here.
-      stop = ScanResult::TORN_OR_CORRUPT;
-      why = "entry header would cross the end of the area";
-      break;
-    }
-    const char* hp;
-    int r = rd.get(p, ENTRY_HEADER_SIZE, &hp, &out->detail);
-    if (r < 0) {
-      out->end_off = p;
-      out->next_sn = expected;
-      return r;
-    }
-    EntryHeader eh;
-    if (!decode_entry_header(hp, &eh)) {
-      stop = ScanResult::CLEAN_END;
-      why = all_zero(hp, ENTRY_HEADER_SIZE) ? "zeros"
-                                            : "no entry magic (old data)";
-      break;
-    }
-    if (eh.generation != h.generation) {
-      stop = ScanResult::CLEAN_END;
-      why = "entry of another generation " + std::to_string(eh.generation) +
-            " (old data of an earlier journal on this device)";
-      break;
-    }
-    uint64_t total = ENTRY_HEADER_SIZE + uint64_t(eh.payload_len) + eh.pad_len;
-    if (p + total > g.area_end || total % ENTRY_ALIGN != 0) {
-      stop = ScanResult::TORN_OR_CORRUPT;
-      why = "impossible entry length (payload " +
-            std::to_string(eh.payload_len) + ", pad " +
-            std::to_string(eh.pad_len) + ")";
-      break;
-    }
-    r = rd.get(p, ENTRY_HEADER_SIZE + eh.payload_len, &hp, &out->detail);
-    if (r < 0) {
-      out->end_off = p;
-      out->next_sn = expected;
-      return r;
-    }
-    std::string_view payload(hp + ENTRY_HEADER_SIZE, eh.payload_len);
-    if (entry_crc(hp, payload) != eh.crc) {
-      stop = ScanResult::TORN_OR_CORRUPT;
-      why = "entry crc mismatch";
-      break;
-    }
-    if (eh.type != ENTRY_TXN && eh.type != ENTRY_WRAP) {
-      stop = ScanResult::TORN_OR_CORRUPT;
-      why = "unknown entry type " + std::to_string(eh.type);
-      break;
-    }
-    if (eh.flags != 0 || eh.reserved != 0) {
-      stop = ScanResult::TORN_OR_CORRUPT;
-      why = "unknown entry flags";
-      break;
-    }
-    if (eh.sn < expected) {
-      stop = ScanResult::CLEAN_END;
-      why = "entry sn " + std::to_string(eh.sn) + " of an earlier lap";
-      break;
-    }
-    if (eh.sn > expected) {
-      stop = ScanResult::TORN_OR_CORRUPT;
-      why = "entry sn " + std::to_string(eh.sn) + " where sn " +
-            std::to_string(expected) + " was expected";
-      break;
-    }
-    if (eh.type == ENTRY_WRAP) {
-      if (p % bs != 0 || eh.payload_len != 0 || total != bs ||
-          p == g.area_start) {
-        stop = ScanResult::TORN_OR_CORRUPT;
-        why = "malformed wrap entry";
-        break;
-      }
-      consumed += g.area_end - p;
-      p = g.area_start;
-      ++out->wraps;
-      continue;
-    }
-    r = on_entry(eh.sn, p, payload);
-    if (r != 0) {
-      out->stopped_by_callback = true;
-      out->end = out->stop = ScanResult::CLEAN_END;
-      out->end_off = p;
-      out->next_sn = expected;
-      out->detail = "stopped by the entry callback (" + std::to_string(r) +
-                    ") at sn " + std::to_string(expected);
-      return r;
-    }
-    ++out->entries;
-    ++expected;
-    p += total;
-    consumed += total;
+/// The checks an entry header passes before its payload is read: this
+/// journal's generation (else: old data of an earlier journal) and a length
+/// that stays inside the area.
+std::optional<Stop> check_header(const JournalHeader& h,
+                                 const JournalGeometry& g, uint64_t p,
+                                 const EntryHeader& eh)
+{
+  if (eh.generation != h.generation) {
+    return Stop{ScanResult::CLEAN_END,
+                "entry of another generation " +
+                  std::to_string(eh.generation) +
+                  " (old data of an earlier journal on this device)"};
   }
+  uint64_t total = ENTRY_HEADER_SIZE + uint64_t(eh.payload_len) + eh.pad_len;
+  if (p + total > g.area_end || total % ENTRY_ALIGN != 0) {
+    return Stop{ScanResult::TORN_OR_CORRUPT,
+                "impossible entry length (payload " +
+                  std::to_string(eh.payload_len) + ", pad " +
+                  std::to_string(eh.pad_len) + ")"};
+  }
+  return std::nullopt;
+}
 
-  out->stop = out->end = stop;
+/// The checks a whole entry passes: crc, a known type and no unknown
+/// flags, the expected sn (a lower one is an earlier lap: the clean end), and
+/// for a wrap entry its fixed form.
+std::optional<Stop> check_entry(const JournalHeader& h,
+                                const JournalGeometry& g, uint64_t p,
+                                const EntryHeader& eh, const char* hp,
+                                std::string_view payload, sn_t expected)
+{
+  if (entry_crc(hp, payload) != eh.crc) {
+    return Stop{ScanResult::TORN_OR_CORRUPT, "entry crc mismatch"};
+  }
+  if (eh.type != ENTRY_TXN && eh.type != ENTRY_WRAP) {
+    return Stop{ScanResult::TORN_OR_CORRUPT,
+                "unknown entry type " + std::to_string(eh.type)};
+  }
+  if (eh.flags != 0 || eh.reserved != 0) {
+    return Stop{ScanResult::TORN_OR_CORRUPT, "unknown entry flags"};
+  }
+  if (eh.sn < expected) {
+    return Stop{ScanResult::CLEAN_END,
+                "entry sn " + std::to_string(eh.sn) + " of an earlier lap"};
+  }
+  if (eh.sn > expected) {
+    return Stop{ScanResult::TORN_OR_CORRUPT,
+                "entry sn " + std::to_string(eh.sn) + " where sn " +
+                  std::to_string(expected) + " was expected"};
+  }
+  uint64_t total = ENTRY_HEADER_SIZE + uint64_t(eh.payload_len) + eh.pad_len;
+  if (eh.type == ENTRY_WRAP &&
+      (p % h.block_size != 0 || eh.payload_len != 0 ||
+       total != h.block_size || p == g.area_start)) {
+    return Stop{ScanResult::TORN_OR_CORRUPT, "malformed wrap entry"};
+  }
+  return std::nullopt;
+}
+
+/// Fills in where and why the walk stopped at offset p, and whether that
+/// is short of entries already acknowledged (the header's committed_up_to,
+/// or with opts.check_acked a later entry's).
+int finish_scan(const JournalHeader& h, const JournalGeometry& g,
+                AreaReader& rd, uint64_t p, sn_t expected, const Stop& stop,
+                const ScanOptions& opts, ScanResult* out)
+{
+  out->stop = out->end = stop.end;
   out->end_off = g.normalize(p);
   out->next_sn = expected;
-  out->detail = std::string(scan_end_name(stop)) + " at offset " +
+  out->detail = std::string(scan_end_name(stop.end)) + " at offset " +
                 std::to_string(out->end_off) + ", sn " +
-                std::to_string(expected) + ": " + why;
+                std::to_string(expected) + ": " + stop.why;
 
   // Did we stop short of data that was already durable?
   if (h.committed_up_to >= expected) {
@@ -326,6 +271,99 @@ int scan_journal(const JournalHeader& h, const ReadFn& read_fn,
                    " (possibly acknowledged) cannot be replayed";
   }
   return 0;
+}
+
+}  // anonymous namespace
+
+int scan_journal(const JournalHeader& h, const ReadFn& read_fn,
+                 const EntryFn& on_entry, ScanResult* out,
+                 const ScanOptions& opts)
+{
+  *out = ScanResult();
+  const JournalGeometry g(h);
+  const uint64_t bs = h.block_size;
+  if (bs < JOURNAL_MIN_BLOCK_SIZE || g.area_len() < 2 * bs ||
+      h.start_off < g.area_start || h.start_off >= g.area_end ||
+      h.start_off % bs != 0) {
+    out->detail = "journal header geometry is not usable";
+    return -EINVAL;
+  }
+  AreaReader rd(g, read_fn, opts.read_chunk);
+
+  uint64_t p = h.start_off;
+  sn_t expected = h.start_sn;
+  uint64_t consumed = 0;  // area bytes walked, wrap waste included
+  std::optional<Stop> stop;
+  while (!stop) {
+    if (p == g.area_end) {
+      // Implicit wrap: a batch ended exactly at the area end.
+      p = g.area_start;
+      ++out->wraps;
+    }
+    if (consumed >= g.area_len()) {
+      // Cannot happen with a correct writer (it keeps head != tail); a
+      // guard against walking in circles.
+      stop = Stop{ScanResult::TORN_OR_CORRUPT,
+                  "walked a whole lap of the entry area"};
+      break;
+    }
+    if (p + ENTRY_HEADER_SIZE > g.area_end) {
+      // Batches end block aligned, so only a bad length in the previous
+      // entry can put us here.
+      stop = Stop{ScanResult::TORN_OR_CORRUPT,
+                  "entry header would cross the end of the area"};
+      break;
+    }
+    const char* hp;
+    int r = rd.get(p, ENTRY_HEADER_SIZE, &hp, &out->detail);
+    if (r < 0) {
+      out->end_off = p;
+      out->next_sn = expected;
+      return r;
+    }
+    EntryHeader eh;
+    if (!decode_entry_header(hp, &eh)) {
+      stop = Stop{ScanResult::CLEAN_END,
+                  all_zero(hp, ENTRY_HEADER_SIZE) ? "zeros"
+                                                  : "no entry magic (old data)"};
+      break;
+    }
+    if ((stop = check_header(h, g, p, eh))) {
+      break;
+    }
+    r = rd.get(p, ENTRY_HEADER_SIZE + eh.payload_len, &hp, &out->detail);
+    if (r < 0) {
+      out->end_off = p;
+      out->next_sn = expected;
+      return r;
+    }
+    std::string_view payload(hp + ENTRY_HEADER_SIZE, eh.payload_len);
+    if ((stop = check_entry(h, g, p, eh, hp, payload, expected))) {
+      break;
+    }
+    uint64_t total = ENTRY_HEADER_SIZE + uint64_t(eh.payload_len) + eh.pad_len;
+    if (eh.type == ENTRY_WRAP) {
+      consumed += g.area_end - p;
+      p = g.area_start;
+      ++out->wraps;
+      continue;
+    }
+    r = on_entry(eh.sn, p, payload);
+    if (r != 0) {
+      out->stopped_by_callback = true;
+      out->end = out->stop = ScanResult::CLEAN_END;
+      out->end_off = p;
+      out->next_sn = expected;
+      out->detail = "stopped by the entry callback (" + std::to_string(r) +
+                    ") at sn " + std::to_string(expected);
+      return r;
+    }
+    ++out->entries;
+    ++expected;
+    p += total;
+    consumed += total;
+  }
+  return finish_scan(h, g, rd, p, expected, *stop, opts, out);
 }
 
 ReadFn read_fn_for(IoEnv* env, int fd)
