@@ -3,9 +3,7 @@
 #include "MIMJournal.h"
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -30,21 +28,6 @@ using ceph::bufferlist;
 namespace mimstore {
 
 namespace {
-
-/// A block-aligned buffer for O_DIRECT I/O.
-struct AlignedBuf {
-  char* p = nullptr;
-  size_t len = 0;
-  AlignedBuf(size_t n, size_t align) : len(n) {
-    if (posix_memalign(reinterpret_cast<void**>(&p), align, n) != 0) {
-      throw std::bad_alloc();
-    }
-    memset(p, 0, n);
-  }
-  ~AlignedBuf() { free(p); }
-  AlignedBuf(const AlignedBuf&) = delete;
-  AlignedBuf& operator=(const AlignedBuf&) = delete;
-};
 
 uint64_t random_generation()
 {
@@ -71,161 +54,28 @@ uuid_d from_fsid(const mim::fsid_t& f)
 
 MIMJournal::MIMJournal(CephContext* cct, mim::IoEnv* io, const MIMConfig& conf,
                        PerfCounters* logger)
-  : cct(cct), io(io), conf(conf), logger(logger)
+  : cct(cct), io(io), conf(conf), logger(logger), dev(io, conf)
 {
 }
 
 MIMJournal::~MIMJournal()
 {
   ceph_assert(!writer.joinable());
-  if (fd >= 0) {
-    io->close(fd);
-  }
-}
-
-int MIMJournal::open_device(bool create, std::ostream& err)
-{
-  const std::string& path = conf.journal_path;
-  struct stat st;
-  int r = io->stat(path, &st);
-  if (r == -ENOENT && create) {
-    st.st_mode = S_IFREG;
-  } else if (r < 0) {
-    err << "journal " << path << ": " << cpp_strerror(r)
-        << (r == -ENOENT ? " (set osd_journal to this OSD's journal device "
-                           "or file, or run ceph-osd --mkjournal)" : "");
-    return r;
-  }
-  is_block_device = S_ISBLK(st.st_mode);
-  if (!is_block_device && !S_ISREG(st.st_mode)) {
-    err << "journal " << path << " is neither a block device nor a file";
-    return -EINVAL;
-  }
-  int flags = O_RDWR | O_CLOEXEC | O_DSYNC;
-  if (conf.journal_dio) {
-    flags |= O_DIRECT;
-  }
-  if (is_block_device) {
-    flags |= O_EXCL;  // nobody else (another OSD, a mount) may use it
-  } else if (create) {
-    flags |= O_CREAT;
-  }
-  r = io->open(path, flags, 0644, &fd);
-  if (r < 0) {
-    fd = -1;
-    err << "cannot open journal " << path << ": " << cpp_strerror(r);
-    if (r == -EBUSY) {
-      err << " (the device is in use: another OSD's journal, or mounted)";
-    } else if (r == -EACCES || r == -EROFS || r == -EPERM) {
-      err << " (the journal must be writable by the OSD)";
-    } else if (r == -EINVAL && conf.journal_dio) {
-      err << " (the filesystem holding it does not support O_DIRECT; use a "
-             "block device, or set mimstore_journal_dio = false)";
-    }
-    return r;
-  }
-  if (!is_block_device && ::flock(fd, LOCK_EX | LOCK_NB) < 0) {
-    r = -errno;
-    err << "journal " << path << " is in use by another process (another "
-        << "OSD?): " << cpp_strerror(r);
-    io->close(fd);
-    fd = -1;
-    return -EBUSY;
-  }
-  uint32_t lbs = 512;
-  io->get_logical_block_size(fd, &lbs);
-  block_size = std::max<uint32_t>(mim::JOURNAL_DEFAULT_BLOCK_SIZE, lbs);
-  uint64_t size = 0;
-  if (!is_block_device && create && conf.journal_size_mb) {
-    size = conf.journal_size_mb << 20;
-    r = io->ftruncate(fd, size);
-    if (r < 0) {
-      err << "cannot size journal file " << path << " to "
-          << conf.journal_size_mb << " MiB: " << cpp_strerror(r);
-      return r;
-    }
-  }
-  r = io->get_size(fd, &size);
-  if (r < 0) {
-    err << "cannot get the size of journal " << path << ": "
-        << cpp_strerror(r);
-    return r;
-  }
-  uint64_t need = min_journal_bytes(conf);
-  if (size < need) {
-    err << "journal " << path << " is " << (size >> 20) << " MiB; mimstore "
-        << "needs at least " << (need >> 20) << " MiB with "
-        << "mimstore_journal_max_batch_bytes = "
-        << conf.journal_max_batch_bytes << " (use a larger partition, or "
-        << "raise osd_journal_size for a journal file)";
-    return -ENOSPC;
-  }
-  geo = mim::JournalGeometry(size, block_size);
-  return 0;
-}
-
-int MIMJournal::read_at(uint64_t off, size_t len, char* buf)
-{
-  ssize_t r = io->pread(fd, buf, len, off);
-  if (r < 0) {
-    return r;
-  }
-  return size_t(r) == len ? 0 : -ENODATA;
-}
-
-int MIMJournal::write_sync(uint64_t off, const char* buf, size_t len)
-{
-  // The fd is O_DSYNC: a completed write is durable.
-  struct iovec v = {const_cast<char*>(buf), len};
-  ssize_t r = io->pwritev(fd, &v, 1, off);
-  return r < 0 ? int(r) : 0;
-}
-
-int MIMJournal::write_header(const mim::JournalHeader& h)
-{
-  AlignedBuf b(block_size, block_size);
-  mim::encode_header(h, b.p);
-  return write_sync(mim::header_slot_offset(h.header_seq, block_size), b.p,
-                    block_size);
-}
-
-int MIMJournal::read_header(mim::JournalHeader* h, std::ostream& err)
-{
-  AlignedBuf b(2 * block_size, block_size);
-  int r = read_at(0, 2 * block_size, b.p);
-  if (r < 0) {
-    err << "cannot read the header of journal " << conf.journal_path << ": "
-        << cpp_strerror(r);
-    return r;
-  }
-  std::string why;
-  int which;
-  r = mim::pick_header(b.p, b.p + block_size, block_size, h, &which, &why);
-  if (r < 0) {
-    err << "journal " << conf.journal_path << " has no valid header: " << why;
-    if (r == -EINVAL) {
-      err << " (not a mimstore journal: point osd_journal at this OSD's "
-             "journal, or run ceph-osd --mkjournal)";
-    } else if (r == -EPROTONOSUPPORT) {
-      err << " (written by a newer mimstore)";
-    }
-    return r;
-  }
-  return 0;
+  dev.close();
 }
 
 int MIMJournal::create(const uuid_d& fsid, sn_t start_sn, std::ostream& err)
 {
-  if (fd < 0) {
-    int r = open_device(true, err);
+  if (dev.fd() < 0) {
+    int r = dev.open(true, err);
     if (r < 0) {
       return r;
     }
   }
   // Zero both header slots first: a stale header of an earlier store must
   // never be picked over ours.
-  AlignedBuf zero(2 * block_size, block_size);
-  int r = write_sync(0, zero.p, 2 * block_size);
+  AlignedBuf zero(2 * dev.block_size(), dev.block_size());
+  int r = dev.write_sync(0, zero.p, 2 * dev.block_size());
   if (r < 0) {
     err << "cannot write journal " << conf.journal_path << ": "
         << cpp_strerror(r);
@@ -234,14 +84,14 @@ int MIMJournal::create(const uuid_d& fsid, sn_t start_sn, std::ostream& err)
   mim::JournalHeader h;
   h.fsid = to_fsid(fsid);
   h.generation = random_generation();
-  h.block_size = block_size;
+  h.block_size = dev.block_size();
   h.flags = mim::JOURNAL_FLAG_CLEAN;
-  h.journal_size = geo.area_end;
+  h.journal_size = dev.geo().area_end;
   h.header_seq = 1;
-  h.start_off = geo.area_start;
+  h.start_off = dev.geo().area_start;
   h.start_sn = start_sn;
   h.committed_up_to = start_sn - 1;
-  r = write_header(h);
+  r = dev.write_header(h);
   if (r < 0) {
     err << "cannot write the header of journal " << conf.journal_path << ": "
         << cpp_strerror(r);
@@ -249,48 +99,20 @@ int MIMJournal::create(const uuid_d& fsid, sn_t start_sn, std::ostream& err)
   }
   std::lock_guard l(header_lock);
   header = h;
-  dout(1) << "created journal: " << (geo.area_len() >> 20) << " MiB, block "
-          << block_size << ", start sn " << start_sn << dendl;
+  dout(1) << "created journal: " << (dev.geo().area_len() >> 20)
+          << " MiB, block " << dev.block_size() << ", start sn " << start_sn
+          << dendl;
   return 0;
-}
-
-int MIMJournal::measure_throughput(uint64_t* bytes_per_sec)
-{
-  // Appends of the largest batch size, like the writer issues under load,
-  // over at most 64 MiB or about half a second of the area.
-  size_t chunk = std::min<uint64_t>(conf.journal_max_batch_bytes,
-                                    geo.area_len() / 4);
-  chunk -= chunk % block_size;
-  AlignedBuf b(chunk, block_size);
-  memset(b.p, 0xa5, chunk);
-  uint64_t limit = std::min<uint64_t>(geo.area_len() - chunk, 64ull << 20);
-  uint64_t done = 0;
-  auto start = std::chrono::steady_clock::now();
-  double secs = 0;
-  while (done + chunk <= limit) {
-    int r = write_sync(geo.area_start + done, b.p, chunk);
-    if (r < 0) {
-      return r;
-    }
-    done += chunk;
-    secs = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                         start).count();
-    if (secs > 0.5) {
-      break;
-    }
-  }
-  *bytes_per_sec = secs > 0 ? uint64_t(done / secs) : 0;
-  return *bytes_per_sec ? 0 : -EIO;
 }
 
 int MIMJournal::open(const uuid_d& fsid, bool* clean, std::ostream& err)
 {
-  int r = open_device(false, err);
+  int r = dev.open(false, err);
   if (r < 0) {
     return r;
   }
   mim::JournalHeader h;
-  r = read_header(&h, err);
+  r = dev.read_header(&h, err);
   if (r < 0) {
     return r;
   }
@@ -302,16 +124,13 @@ int MIMJournal::open(const uuid_d& fsid, bool* clean, std::ostream& err)
         << "(transactions in a lost journal are lost)";
     return -EINVAL;
   }
-  if (h.journal_size > geo.area_end) {
+  if (h.journal_size > dev.geo().area_end) {
     err << "journal " << conf.journal_path << " is shorter ("
-        << geo.area_end << " bytes) than its header says ("
+        << dev.geo().area_end << " bytes) than its header says ("
         << h.journal_size << "): truncated or the wrong partition";
     return -EINVAL;
   }
-  if (h.block_size != block_size) {
-    block_size = h.block_size;
-  }
-  geo = mim::JournalGeometry(h);
+  dev.adopt(h);
   *clean = h.flags & mim::JOURNAL_FLAG_CLEAN;
   std::lock_guard l(header_lock);
   header = h;
@@ -334,7 +153,7 @@ int MIMJournal::replay(const std::function<int(sn_t, bufferlist&)>& apply,
     return 0;
   }
   int r = mim::scan_journal(
-    h, mim::read_fn_for(io, fd),
+    h, mim::read_fn_for(io, dev.fd()),
     [&](sn_t sn, uint64_t off, std::string_view payload) -> int {
       bufferlist bl;
       bl.append(payload.data(), payload.size());
@@ -394,11 +213,11 @@ int MIMJournal::start(sn_t next_sn)
     h.generation = gen;
     h.flags &= ~mim::JOURNAL_FLAG_CLEAN;
     h.header_seq++;
-    h.start_off = geo.normalize(replay_end_off);
+    h.start_off = dev.geo().normalize(replay_end_off);
   }
   ceph_assert(h.start_sn == next_sn);
   h.committed_up_to = next_sn - 1;
-  int r = write_header(h);
+  int r = dev.write_header(h);
   if (r < 0) {
     derr << "cannot write the journal header: " << cpp_strerror(r) << dendl;
     return r;
@@ -444,7 +263,7 @@ void MIMJournal::submit(sn_t sn, bufferlist&& payload, Callback on_durable)
 uint64_t MIMJournal::used() const
 {
   std::lock_guard l(lock);
-  return mim::area_used(geo, tail, head);
+  return mim::area_used(dev.geo(), tail, head);
 }
 
 uint64_t MIMJournal::used_since(sn_t sn) const
@@ -457,11 +276,11 @@ uint64_t MIMJournal::used_since(sn_t sn) const
     return 0;
   }
   if (p == index.begin()) {
-    return mim::area_used(geo, tail, head);
+    return mim::area_used(dev.geo(), tail, head);
   }
   // Batches are padded: counting from the batch's start charges the
   // padding too, which is what fills the journal with small transactions.
-  return mim::area_used(geo, p->batch_off, head);
+  return mim::area_used(dev.geo(), p->batch_off, head);
 }
 
 void MIMJournal::writer_loop()
@@ -482,7 +301,8 @@ void MIMJournal::writer_loop()
       free_encoders.pop_back();
       batch->enc->reset(generation);
     } else {
-      batch->enc = std::make_unique<mim::BatchEncoder>(block_size, generation);
+      batch->enc =
+        std::make_unique<mim::BatchEncoder>(dev.block_size(), generation);
     }
     // Group commit: everything queued, up to the batch limits; an entry
     // larger than the limit goes alone.
@@ -505,15 +325,16 @@ void MIMJournal::writer_loop()
     batch->first_sn = batch->enc->first_sn();
     batch->last_sn = batch->enc->last_sn();
     auto [buf, len] = batch->enc->finish();
-    if (len > geo.area_len() / 2) {
+    if (len > dev.geo().area_len() / 2) {
       derr << "a transaction batch of " << len << " bytes does not fit in "
-           << "half of the journal (" << geo.area_len() << " bytes): raise "
+           << "half of the journal (" << dev.geo().area_len()
+           << " bytes): raise "
            << "osd_journal_size or use a larger journal partition" << dendl;
       ceph_abort_msg("mimstore: transaction larger than the journal");
     }
     // Never overwrite an entry the checkpoint still needs: wait for space.
     bool waited = false;
-    while (!mim::batch_fits(geo, tail, head, len) && !sticky_error) {
+    while (!mim::batch_fits(dev.geo(), tail, head, len) && !sticky_error) {
       if (!waited && logger) {
         logger->inc(l_mimstore_journal_full_waits);
       }
@@ -530,7 +351,7 @@ void MIMJournal::writer_loop()
       break;
     }
     mim::BatchPlacement pl;
-    int r = mim::place_batch(geo, head, len, &pl);
+    int r = mim::place_batch(dev.geo(), head, len, &pl);
     ceph_assert(r == 0);
     batch->off = pl.off;
     batch->end = pl.next_head;
@@ -539,18 +360,19 @@ void MIMJournal::writer_loop()
     }
     if (pl.wrap) {
       if (posix_memalign(reinterpret_cast<void**>(&batch->wrap_buf),
-                         block_size, block_size) != 0) {
+                         dev.block_size(), dev.block_size()) != 0) {
         ceph_abort_msg("out of memory");
       }
-      mim::encode_wrap(batch->wrap_buf, block_size, generation,
+      mim::encode_wrap(batch->wrap_buf, dev.block_size(), generation,
                        batch->first_sn, committed_up_to);
       if (logger) {
         logger->inc(l_mimstore_journal_wrap);
       }
     }
     head = pl.next_head;
-    uint64_t used_now = mim::area_used(geo, tail, head);
-    bool pressure = used_now > conf.journal_pressure_ratio * geo.area_len();
+    uint64_t used_now = mim::area_used(dev.geo(), tail, head);
+    bool pressure =
+      used_now > conf.journal_pressure_ratio * dev.geo().area_len();
     Batch* bp = batch.get();
     bp->ios_left = pl.wrap ? 2 : 1;
     inflight.push_back(std::move(batch));
@@ -572,8 +394,8 @@ void MIMJournal::writer_loop()
     struct iovec iov[1] = {{const_cast<char*>(buf), len}};
     if (conf.journal_aio) {
       if (pl.wrap) {
-        struct iovec w = {bp->wrap_buf, block_size};
-        r = io->aio_submit_write(fd, &w, 1, pl.wrap_off, bp);
+        struct iovec w = {bp->wrap_buf, dev.block_size()};
+        r = io->aio_submit_write(dev.fd(), &w, 1, pl.wrap_off, bp);
         if (r < 0) {
           l.lock();
           bp->error = r;
@@ -581,7 +403,7 @@ void MIMJournal::writer_loop()
           l.unlock();
         }
       }
-      r = io->aio_submit_write(fd, iov, 1, pl.off, bp);
+      r = io->aio_submit_write(dev.fd(), iov, 1, pl.off, bp);
       l.lock();
       if (r < 0) {
         bp->error = r;
@@ -594,10 +416,10 @@ void MIMJournal::writer_loop()
     } else {
       r = 0;
       if (pl.wrap) {
-        r = write_sync(pl.wrap_off, bp->wrap_buf, block_size);
+        r = dev.write_sync(pl.wrap_off, bp->wrap_buf, dev.block_size());
       }
       if (r == 0) {
-        r = write_sync(pl.off, buf, len);
+        r = dev.write_sync(pl.off, buf, len);
       }
       l.lock();
       bp->error = r;
@@ -705,7 +527,7 @@ int MIMJournal::set_checkpoint(sn_t checkpoint)
   h.start_sn = start_sn;
   h.committed_up_to = cut;
   // The header moves first; only then may the space behind it be reused.
-  int r = write_header(h);
+  int r = dev.write_header(h);
   if (r < 0) {
     return r;
   }
@@ -735,7 +557,7 @@ int MIMJournal::close(bool clean)
     reaper.join();
   }
   int r = 0;
-  if (clean && fd >= 0) {
+  if (clean && dev.fd() >= 0) {
     std::lock_guard hl(header_lock);
     mim::JournalHeader h = header;
     std::lock_guard l(lock);
@@ -744,16 +566,13 @@ int MIMJournal::close(bool clean)
       h.header_seq++;
       h.committed_up_to = committed_up_to ? committed_up_to :
         h.committed_up_to;
-      r = write_header(h);
+      r = dev.write_header(h);
       if (r == 0) {
         header = h;
       }
     }
   }
-  if (fd >= 0) {
-    io->close(fd);
-    fd = -1;
-  }
+  dev.close();
   return r;
 }
 
@@ -776,7 +595,7 @@ int MIMJournal::dump(std::ostream& out)
   }
   mim::ScanResult res;
   int r = mim::scan_journal(
-    h, mim::read_fn_for(io, fd),
+    h, mim::read_fn_for(io, dev.fd()),
     [&](sn_t sn, uint64_t off, std::string_view payload) -> int {
       out << "  sn " << sn << " off " << off << " len " << payload.size()
           << "\n";

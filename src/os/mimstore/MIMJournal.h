@@ -35,6 +35,7 @@
 #include "include/buffer.h"
 #include "include/uuid.h"
 
+#include "JournalDevice.h"
 #include "MIMConfig.h"
 #include "core/io_env.h"
 #include "core/journal_format.h"
@@ -60,7 +61,9 @@ class MIMJournal {
   int create(const uuid_d& fsid, sn_t start_sn, std::ostream& err);
   /// Measure sequential append throughput (bytes/s) with batch-sized
   /// O_DIRECT writes over the area. Only before the journal holds data.
-  int measure_throughput(uint64_t* bytes_per_sec);
+  int measure_throughput(uint64_t* bytes_per_sec) {
+    return dev.measure_throughput(bytes_per_sec);
+  }
 
   /// Open for mount: lock the device, read and check the header (fsid,
   /// version, geometry). `clean` is set if the last unmount was clean.
@@ -89,7 +92,7 @@ class MIMJournal {
     on_pressure = std::move(f);
   }
 
-  uint64_t size() const { return geo.area_len(); }
+  uint64_t size() const { return dev.geo().area_len(); }
   uint64_t used() const;
   /// Bytes from the batch holding `sn` to the head, padding included (all
   /// of used() if sn is older than the tail).
@@ -120,11 +123,6 @@ class MIMJournal {
     bool done = false;
   };
 
-  int open_device(bool create, std::ostream& err);
-  int read_header(mim::JournalHeader* h, std::ostream& err);
-  int write_header(const mim::JournalHeader& h);
-  int read_at(uint64_t off, size_t len, char* buf);
-  int write_sync(uint64_t off, const char* buf, size_t len);
   void writer_loop();
   void reaper_loop();
   void complete_ready(std::unique_lock<ceph::mutex>& l);
@@ -135,10 +133,7 @@ class MIMJournal {
   PerfCounters* const logger;
   std::function<void()> on_pressure;
 
-  int fd = -1;
-  bool is_block_device = false;
-  uint32_t block_size = 4096;
-  mim::JournalGeometry geo;
+  JournalDevice dev;  ///< constant between open() and close(): no lock
 
   /// Serializes header writes; header is the last header written.
   ceph::mutex header_lock = ceph::make_mutex("MIMJournal::header_lock");

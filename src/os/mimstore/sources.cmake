@@ -4,6 +4,7 @@ file(GLOB mimstore_core_srcs CONFIGURE_DEPENDS
   ${CMAKE_CURRENT_LIST_DIR}/core/*.cc)
 set(mimstore_srcs
   mimstore/CrashRocksEnv.cc
+  mimstore/JournalDevice.cc
   mimstore/MIMAdmin.cc
   mimstore/MIMCollOps.cc
   mimstore/MIMConfig.cc

@@ -1,0 +1,196 @@
+// -*- mode:C++; tab-width:8; c-basic-offset:2; indent-tabs-mode:t -*-
+// vim: ts=8 sw=2 smarttab
+#include "JournalDevice.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "common/errno.h"
+
+namespace mimstore {
+
+int JournalDevice::open(bool create, std::ostream& err)
+{
+  const std::string& path = conf_.journal_path;
+  struct stat st;
+  int r = io_->stat(path, &st);
+  if (r == -ENOENT && create) {
+    st.st_mode = S_IFREG;
+  } else if (r < 0) {
+    err << "journal " << path << ": " << cpp_strerror(r)
+        << (r == -ENOENT ? " (set osd_journal to this OSD's journal device "
+                           "or file, or run ceph-osd --mkjournal)" : "");
+    return r;
+  }
+  is_block_device_ = S_ISBLK(st.st_mode);
+  if (!is_block_device_ && !S_ISREG(st.st_mode)) {
+    err << "journal " << path << " is neither a block device nor a file";
+    return -EINVAL;
+  }
+  int flags = O_RDWR | O_CLOEXEC | O_DSYNC;
+  if (conf_.journal_dio) {
+    flags |= O_DIRECT;
+  }
+  if (is_block_device_) {
+    flags |= O_EXCL;  // nobody else (another OSD, a mount) may use it
+  } else if (create) {
+    flags |= O_CREAT;
+  }
+  r = io_->open(path, flags, 0644, &fd_);
+  if (r < 0) {
+    fd_ = -1;
+    err << "cannot open journal " << path << ": " << cpp_strerror(r);
+    if (r == -EBUSY) {
+      err << " (the device is in use: another OSD's journal, or mounted)";
+    } else if (r == -EACCES || r == -EROFS || r == -EPERM) {
+      err << " (the journal must be writable by the OSD)";
+    } else if (r == -EINVAL && conf_.journal_dio) {
+      err << " (the filesystem holding it does not support O_DIRECT; use a "
+             "block device, or set mimstore_journal_dio = false)";
+    }
+    return r;
+  }
+  if (!is_block_device_ && ::flock(fd_, LOCK_EX | LOCK_NB) < 0) {
+    r = -errno;
+    err << "journal " << path << " is in use by another process (another "
+        << "OSD?): " << cpp_strerror(r);
+    io_->close(fd_);
+    fd_ = -1;
+    return -EBUSY;
+  }
+  uint32_t lbs = 512;
+  io_->get_logical_block_size(fd_, &lbs);
+  block_size_ = std::max<uint32_t>(mim::JOURNAL_DEFAULT_BLOCK_SIZE, lbs);
+  uint64_t size = 0;
+  if (!is_block_device_ && create && conf_.journal_size_mb) {
+    size = conf_.journal_size_mb << 20;
+    r = io_->ftruncate(fd_, size);
+    if (r < 0) {
+      err << "cannot size journal file " << path << " to "
+          << conf_.journal_size_mb << " MiB: " << cpp_strerror(r);
+      return r;
+    }
+  }
+  r = io_->get_size(fd_, &size);
+  if (r < 0) {
+    err << "cannot get the size of journal " << path << ": "
+        << cpp_strerror(r);
+    return r;
+  }
+  uint64_t need = min_journal_bytes(conf_);
+  if (size < need) {
+    err << "journal " << path << " is " << (size >> 20) << " MiB; mimstore "
+        << "needs at least " << (need >> 20) << " MiB with "
+        << "mimstore_journal_max_batch_bytes = "
+        << conf_.journal_max_batch_bytes << " (use a larger partition, or "
+        << "raise osd_journal_size for a journal file)";
+    return -ENOSPC;
+  }
+  geo_ = mim::JournalGeometry(size, block_size_);
+  return 0;
+}
+
+
+int JournalDevice::read_at(uint64_t off, size_t len, char* buf)
+{
+  ssize_t r = io_->pread(fd_, buf, len, off);
+  if (r < 0) {
+    return r;
+  }
+  return size_t(r) == len ? 0 : -ENODATA;
+}
+
+
+int JournalDevice::write_sync(uint64_t off, const char* buf, size_t len)
+{
+  // The fd_ is O_DSYNC: a completed write is durable.
+  struct iovec v = {const_cast<char*>(buf), len};
+  ssize_t r = io_->pwritev(fd_, &v, 1, off);
+  return r < 0 ? int(r) : 0;
+}
+
+
+int JournalDevice::write_header(const mim::JournalHeader& h)
+{
+  AlignedBuf b(block_size_, block_size_);
+  mim::encode_header(h, b.p);
+  return write_sync(mim::header_slot_offset(h.header_seq, block_size_), b.p,
+                    block_size_);
+}
+
+
+int JournalDevice::read_header(mim::JournalHeader* h, std::ostream& err)
+{
+  AlignedBuf b(2 * block_size_, block_size_);
+  int r = read_at(0, 2 * block_size_, b.p);
+  if (r < 0) {
+    err << "cannot read the header of journal " << conf_.journal_path << ": "
+        << cpp_strerror(r);
+    return r;
+  }
+  std::string why;
+  int which;
+  r = mim::pick_header(b.p, b.p + block_size_, block_size_, h, &which, &why);
+  if (r < 0) {
+    err << "journal " << conf_.journal_path << " has no valid header: " << why;
+    if (r == -EINVAL) {
+      err << " (not a mimstore journal: point osd_journal at this OSD's "
+             "journal, or run ceph-osd --mkjournal)";
+    } else if (r == -EPROTONOSUPPORT) {
+      err << " (written by a newer mimstore)";
+    }
+    return r;
+  }
+  return 0;
+}
+
+
+int JournalDevice::measure_throughput(uint64_t* bytes_per_sec)
+{
+  // Appends of the largest batch size, like the writer issues under load,
+  // over at most 64 MiB or about half a second of the area.
+  size_t chunk = std::min<uint64_t>(conf_.journal_max_batch_bytes,
+                                    geo_.area_len() / 4);
+  chunk -= chunk % block_size_;
+  AlignedBuf b(chunk, block_size_);
+  memset(b.p, 0xa5, chunk);
+  uint64_t limit = std::min<uint64_t>(geo_.area_len() - chunk, 64ull << 20);
+  uint64_t done = 0;
+  auto start = std::chrono::steady_clock::now();
+  double secs = 0;
+  while (done + chunk <= limit) {
+    int r = write_sync(geo_.area_start + done, b.p, chunk);
+    if (r < 0) {
+      return r;
+    }
+    done += chunk;
+    secs = std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         start).count();
+    if (secs > 0.5) {
+      break;
+    }
+  }
+  *bytes_per_sec = secs > 0 ? uint64_t(done / secs) : 0;
+  return *bytes_per_sec ? 0 : -EIO;
+}
+
+void JournalDevice::close()
+{
+  if (fd_ >= 0) {
+    io_->close(fd_);
+    fd_ = -1;
+  }
+}
+
+void JournalDevice::adopt(const mim::JournalHeader& h)
+{
+  block_size_ = h.block_size;
+  geo_ = mim::JournalGeometry(h);
+}
+
+}  // namespace mimstore
