@@ -295,95 +295,14 @@ void MIMJournal::writer_loop()
     if (queue.empty()) {
       break;  // stopping
     }
-    auto batch = std::make_unique<Batch>();
-    if (!free_encoders.empty()) {
-      batch->enc = std::move(free_encoders.back());
-      free_encoders.pop_back();
-      batch->enc->reset(generation);
-    } else {
-      batch->enc =
-        std::make_unique<mim::BatchEncoder>(dev.block_size(), generation);
-    }
-    // Group commit: everything queued, up to the batch limits; an entry
-    // larger than the limit goes alone.
-    while (!queue.empty() &&
-           batch->enc->entries() < conf.journal_max_batch_entries &&
-           (batch->enc->empty() ||
-            batch->enc->size_with(queue.front().payload.length()) <=
-              conf.journal_max_batch_bytes)) {
-      Pending& p = queue.front();
-      mim::Segments segs;
-      for (auto& b : p.payload.buffers()) {
-        if (b.length()) {
-          segs.emplace_back(b.c_str(), b.length());
-        }
-      }
-      batch->enc->add_txn(p.sn, committed_up_to, segs);
-      batch->cbs.push_back(std::move(p.cb));
-      queue.pop_front();
-    }
-    batch->first_sn = batch->enc->first_sn();
-    batch->last_sn = batch->enc->last_sn();
-    auto [buf, len] = batch->enc->finish();
-    if (len > dev.geo().area_len() / 2) {
-      derr << "a transaction batch of " << len << " bytes does not fit in "
-           << "half of the journal (" << dev.geo().area_len()
-           << " bytes): raise "
-           << "osd_journal_size or use a larger journal partition" << dendl;
-      ceph_abort_msg("mimstore: transaction larger than the journal");
-    }
-    // Never overwrite an entry the checkpoint still needs: wait for space.
-    bool waited = false;
-    while (!mim::batch_fits(dev.geo(), tail, head, len) && !sticky_error) {
-      if (!waited && logger) {
-        logger->inc(l_mimstore_journal_full_waits);
-      }
-      waited = true;
-      l.unlock();
-      if (on_pressure) {
-        on_pressure();
-      }
-      l.lock();
-      writer_cond.wait_for(l, std::chrono::milliseconds(100));
-    }
-    if (sticky_error) {
+    auto batch = form_batch_locked();
+    if (!wait_for_space_locked(l, batch->len)) {
       // Nothing more is made durable; commits stop, the OSD notices.
       break;
     }
     mim::BatchPlacement pl;
-    int r = mim::place_batch(dev.geo(), head, len, &pl);
-    ceph_assert(r == 0);
-    batch->off = pl.off;
-    batch->end = pl.next_head;
-    for (sn_t sn = batch->first_sn; sn <= batch->last_sn; ++sn) {
-      index.push_back(IndexEntry{sn, pl.off, batch->first_sn});
-    }
-    if (pl.wrap) {
-      if (posix_memalign(reinterpret_cast<void**>(&batch->wrap_buf),
-                         dev.block_size(), dev.block_size()) != 0) {
-        ceph_abort_msg("out of memory");
-      }
-      mim::encode_wrap(batch->wrap_buf, dev.block_size(), generation,
-                       batch->first_sn, committed_up_to);
-      if (logger) {
-        logger->inc(l_mimstore_journal_wrap);
-      }
-    }
-    head = pl.next_head;
-    uint64_t used_now = mim::area_used(dev.geo(), tail, head);
-    bool pressure =
-      used_now > conf.journal_pressure_ratio * dev.geo().area_len();
-    Batch* bp = batch.get();
-    bp->ios_left = pl.wrap ? 2 : 1;
-    inflight.push_back(std::move(batch));
-    if (logger) {
-      logger->inc(l_mimstore_journal_batches);
-      logger->inc(l_mimstore_journal_entries, bp->last_sn - bp->first_sn + 1);
-      logger->inc(l_mimstore_journal_bytes, len);
-      logger->inc(l_mimstore_journal_batch_entries,
-                  bp->last_sn - bp->first_sn + 1);
-      logger->set(l_mimstore_journal_used_bytes, used_now);
-    }
+    bool pressure = false;
+    Batch* bp = place_batch_locked(std::move(batch), &pl, &pressure);
     l.unlock();
     if (pressure && on_pressure &&
         std::chrono::steady_clock::now() - last_pressure >
@@ -391,42 +310,149 @@ void MIMJournal::writer_loop()
       last_pressure = std::chrono::steady_clock::now();
       on_pressure();
     }
-    struct iovec iov[1] = {{const_cast<char*>(buf), len}};
-    if (conf.journal_aio) {
-      if (pl.wrap) {
-        struct iovec w = {bp->wrap_buf, dev.block_size()};
-        r = io->aio_submit_write(dev.fd(), &w, 1, pl.wrap_off, bp);
-        if (r < 0) {
-          l.lock();
-          bp->error = r;
-          bp->ios_left--;
-          l.unlock();
-        }
+    issue_batch(l, bp, pl);
+  }
+}
+
+std::unique_ptr<MIMJournal::Batch> MIMJournal::form_batch_locked()
+{
+  auto batch = std::make_unique<Batch>();
+  if (!free_encoders.empty()) {
+    batch->enc = std::move(free_encoders.back());
+    free_encoders.pop_back();
+    batch->enc->reset(generation);
+  } else {
+    batch->enc =
+      std::make_unique<mim::BatchEncoder>(dev.block_size(), generation);
+  }
+  // Group commit: everything queued, up to the batch limits; an entry
+  // larger than the limit goes alone.
+  while (!queue.empty() &&
+         batch->enc->entries() < conf.journal_max_batch_entries &&
+         (batch->enc->empty() ||
+          batch->enc->size_with(queue.front().payload.length()) <=
+            conf.journal_max_batch_bytes)) {
+    Pending& p = queue.front();
+    mim::Segments segs;
+    for (auto& b : p.payload.buffers()) {
+      if (b.length()) {
+        segs.emplace_back(b.c_str(), b.length());
       }
-      r = io->aio_submit_write(dev.fd(), iov, 1, pl.off, bp);
-      l.lock();
-      if (r < 0) {
-        bp->error = r;
-        if (--bp->ios_left == 0) {
-          bp->done = true;
-          complete_ready(l);
-        }
-      }
-      reaper_cond.notify_one();
-    } else {
-      r = 0;
-      if (pl.wrap) {
-        r = dev.write_sync(pl.wrap_off, bp->wrap_buf, dev.block_size());
-      }
-      if (r == 0) {
-        r = dev.write_sync(pl.off, buf, len);
-      }
-      l.lock();
-      bp->error = r;
-      bp->ios_left = 0;
-      bp->done = true;
-      complete_ready(l);
     }
+    batch->enc->add_txn(p.sn, committed_up_to, segs);
+    batch->cbs.push_back(std::move(p.cb));
+    queue.pop_front();
+  }
+  batch->first_sn = batch->enc->first_sn();
+  batch->last_sn = batch->enc->last_sn();
+  std::tie(batch->buf, batch->len) = batch->enc->finish();
+  if (batch->len > dev.geo().area_len() / 2) {
+    derr << "a transaction batch of " << batch->len << " bytes does not fit "
+         << "in half of the journal (" << dev.geo().area_len()
+         << " bytes): raise osd_journal_size or use a larger journal "
+         << "partition" << dendl;
+    ceph_abort_msg("mimstore: transaction larger than the journal");
+  }
+  return batch;
+}
+
+bool MIMJournal::wait_for_space_locked(std::unique_lock<ceph::mutex>& l,
+                                       uint64_t len)
+{
+  // Never overwrite an entry the checkpoint still needs: wait for space.
+  bool waited = false;
+  while (!mim::batch_fits(dev.geo(), tail, head, len) && !sticky_error) {
+    if (!waited && logger) {
+      logger->inc(l_mimstore_journal_full_waits);
+    }
+    waited = true;
+    l.unlock();
+    if (on_pressure) {
+      on_pressure();
+    }
+    l.lock();
+    writer_cond.wait_for(l, std::chrono::milliseconds(100));
+  }
+  return !sticky_error;
+}
+
+MIMJournal::Batch* MIMJournal::place_batch_locked(
+  std::unique_ptr<Batch> batch, mim::BatchPlacement* pl, bool* pressure)
+{
+  int r = mim::place_batch(dev.geo(), head, batch->len, pl);
+  ceph_assert(r == 0);
+  batch->off = pl->off;
+  batch->end = pl->next_head;
+  for (sn_t sn = batch->first_sn; sn <= batch->last_sn; ++sn) {
+    index.push_back(IndexEntry{sn, pl->off, batch->first_sn});
+  }
+  if (pl->wrap) {
+    if (posix_memalign(reinterpret_cast<void**>(&batch->wrap_buf),
+                       dev.block_size(), dev.block_size()) != 0) {
+      ceph_abort_msg("out of memory");
+    }
+    mim::encode_wrap(batch->wrap_buf, dev.block_size(), generation,
+                     batch->first_sn, committed_up_to);
+    if (logger) {
+      logger->inc(l_mimstore_journal_wrap);
+    }
+  }
+  head = pl->next_head;
+  uint64_t used_now = mim::area_used(dev.geo(), tail, head);
+  *pressure = used_now > conf.journal_pressure_ratio * dev.geo().area_len();
+  Batch* bp = batch.get();
+  bp->ios_left = pl->wrap ? 2 : 1;
+  inflight.push_back(std::move(batch));
+  if (logger) {
+    logger->inc(l_mimstore_journal_batches);
+    logger->inc(l_mimstore_journal_entries, bp->last_sn - bp->first_sn + 1);
+    logger->inc(l_mimstore_journal_bytes, bp->len);
+    logger->inc(l_mimstore_journal_batch_entries,
+                bp->last_sn - bp->first_sn + 1);
+    logger->set(l_mimstore_journal_used_bytes, used_now);
+  }
+  return bp;
+}
+
+void MIMJournal::issue_batch(std::unique_lock<ceph::mutex>& l, Batch* bp,
+                             const mim::BatchPlacement& pl)
+{
+  struct iovec iov[1] = {{const_cast<char*>(bp->buf), bp->len}};
+  int r;
+  if (conf.journal_aio) {
+    if (pl.wrap) {
+      struct iovec w = {bp->wrap_buf, dev.block_size()};
+      r = io->aio_submit_write(dev.fd(), &w, 1, pl.wrap_off, bp);
+      if (r < 0) {
+        l.lock();
+        bp->error = r;
+        bp->ios_left--;
+        l.unlock();
+      }
+    }
+    r = io->aio_submit_write(dev.fd(), iov, 1, pl.off, bp);
+    l.lock();
+    if (r < 0) {
+      bp->error = r;
+      if (--bp->ios_left == 0) {
+        bp->done = true;
+        complete_ready(l);
+      }
+    }
+    reaper_cond.notify_one();
+  } else {
+    r = 0;
+    if (pl.wrap) {
+      r = dev.write_sync(pl.wrap_off, bp->wrap_buf, dev.block_size());
+    }
+    if (r == 0) {
+      r = dev.write_sync(pl.off, bp->buf, bp->len);
+    }
+    l.lock();
+    bp->error = r;
+    bp->ios_left = 0;
+    bp->done = true;
+    complete_ready(l);
   }
 }
 

@@ -113,6 +113,8 @@ class MIMJournal {
   };
   struct Batch {
     std::unique_ptr<mim::BatchEncoder> enc;
+    const char* buf = nullptr;    ///< the encoded batch (enc's buffer)
+    size_t len = 0;
     char* wrap_buf = nullptr;     ///< aligned WRAP block, when wrapping
     std::vector<Callback> cbs;
     sn_t first_sn = 0, last_sn = 0;
@@ -124,6 +126,15 @@ class MIMJournal {
   };
 
   void writer_loop();
+  // writer_loop's steps. *_locked: REQUIRES lock. issue_batch is entered
+  // without it and returns holding it (l).
+  std::unique_ptr<Batch> form_batch_locked();
+  /// false: a sticky error, nothing more is written.
+  bool wait_for_space_locked(std::unique_lock<ceph::mutex>& l, uint64_t len);
+  Batch* place_batch_locked(std::unique_ptr<Batch> batch,
+                            mim::BatchPlacement* pl, bool* pressure);
+  void issue_batch(std::unique_lock<ceph::mutex>& l, Batch* bp,
+                   const mim::BatchPlacement& pl);
   void reaper_loop();
   void complete_ready(std::unique_lock<ceph::mutex>& l);
 
