@@ -24,6 +24,90 @@ using ceph::bufferlist;
 using ceph::bufferptr;
 using namespace mimstore;
 
+/// The collection ops of _do_transaction.
+int MIMStore::_do_coll_op(Transaction::iterator& i, Transaction::Op* op)
+{
+  int r = 0;
+  switch (op->op) {
+  case Transaction::OP_MKCOLL:
+    r = _create_collection(i.get_cid(op->cid), op->split_bits);
+    break;
+
+  case Transaction::OP_COLL_HINT:
+    {
+      bufferlist hint;
+      i.decode_bl(hint);  // expected object counts: nothing to prepare
+    }
+    break;
+
+  case Transaction::OP_RMCOLL:
+    r = _destroy_collection(i.get_cid(op->cid));
+    break;
+
+  case Transaction::OP_COLL_ADD:
+    ceph_abort_msg("mimstore: OP_COLL_ADD is not supported (unused since "
+                   "Luminous)");
+    break;
+
+  case Transaction::OP_COLL_MOVE:
+    ceph_abort_msg("deprecated");
+    break;
+
+  case Transaction::OP_COLL_MOVE_RENAME:
+    {
+      coll_t oldcid = i.get_cid(op->cid);
+      ghobject_t oldoid = i.get_oid(op->oid);
+      coll_t newcid = i.get_cid(op->dest_cid);
+      ghobject_t newoid = i.get_oid(op->dest_oid);
+      r = _collection_move_rename(oldcid, oldoid, newcid, newoid);
+      if (r == -ENOENT) {
+        r = 0;
+      }
+    }
+    break;
+
+  case Transaction::OP_TRY_RENAME:
+    {
+      coll_t cid = i.get_cid(op->cid);
+      ghobject_t oldoid = i.get_oid(op->oid);
+      ghobject_t newoid = i.get_oid(op->dest_oid);
+      r = _collection_move_rename(cid, oldoid, cid, newoid);
+      if (r == -ENOENT) {
+        r = 0;
+      }
+    }
+    break;
+
+  case Transaction::OP_COLL_SETATTR:
+  case Transaction::OP_COLL_RMATTR:
+  case Transaction::OP_COLL_RENAME:
+    ceph_abort_msg("not implemented");
+    break;
+
+  case Transaction::OP_SPLIT_COLLECTION:
+    ceph_abort_msg("deprecated");
+    break;
+
+  case Transaction::OP_SPLIT_COLLECTION2:
+    r = _split_collection(i.get_cid(op->cid), op->split_bits,
+                          op->split_rem, i.get_cid(op->dest_cid));
+    break;
+
+  case Transaction::OP_MERGE_COLLECTION:
+    r = _merge_collection(i.get_cid(op->cid), op->split_bits,
+                          i.get_cid(op->dest_cid));
+    break;
+
+  case Transaction::OP_COLL_SET_BITS:
+    r = _set_bits(i.get_cid(op->cid), op->split_bits);
+    break;
+
+  default:
+    return NOT_MINE;
+  }
+  return r;
+}
+
 int MIMStore::_create_collection(const coll_t& cid, int bits)
 {
   dout(15) << __func__ << " " << cid << " bits " << bits << dendl;

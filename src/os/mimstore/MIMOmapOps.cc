@@ -24,6 +24,61 @@ using ceph::bufferlist;
 using ceph::bufferptr;
 using namespace mimstore;
 
+/// The omap ops of _do_transaction.
+int MIMStore::_do_omap_op(Transaction::iterator& i, Transaction::Op* op)
+{
+  int r = 0;
+  switch (op->op) {
+  case Transaction::OP_OMAP_CLEAR:
+    r = _omap_clear(i.get_cid(op->cid), i.get_oid(op->oid));
+    break;
+
+  case Transaction::OP_OMAP_SETKEYS:
+    {
+      coll_t cid = i.get_cid(op->cid);
+      ghobject_t oid = i.get_oid(op->oid);
+      bufferlist aset_bl;
+      i.decode_attrset_bl(&aset_bl);
+      r = _omap_setkeys(cid, oid, aset_bl);
+    }
+    break;
+
+  case Transaction::OP_OMAP_RMKEYS:
+    {
+      coll_t cid = i.get_cid(op->cid);
+      ghobject_t oid = i.get_oid(op->oid);
+      bufferlist keys_bl;
+      i.decode_keyset_bl(&keys_bl);
+      r = _omap_rmkeys(cid, oid, keys_bl);
+    }
+    break;
+
+  case Transaction::OP_OMAP_RMKEYRANGE:
+    {
+      coll_t cid = i.get_cid(op->cid);
+      ghobject_t oid = i.get_oid(op->oid);
+      string first = i.decode_string();
+      string last = i.decode_string();
+      r = _omap_rmkeyrange(cid, oid, first, last);
+    }
+    break;
+
+  case Transaction::OP_OMAP_SETHEADER:
+    {
+      coll_t cid = i.get_cid(op->cid);
+      ghobject_t oid = i.get_oid(op->oid);
+      bufferlist bl;
+      i.decode_bl(bl);
+      r = _omap_setheader(cid, oid, bl);
+    }
+    break;
+
+  default:
+    return NOT_MINE;
+  }
+  return r;
+}
+
 #define MIM_OMAP_PRELUDE()                                          \
   if (!_check_replay_guard(cid, &oid)) {                            \
     return 0;                                                       \

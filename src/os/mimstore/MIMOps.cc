@@ -48,271 +48,176 @@ void MIMStore::_do_transaction(Transaction& t, sn_t sn, uint32_t trans_num)
   while (i.have_op()) {
     Transaction::Op* op = i.decode_op();
     cur_spos = SequencerPosition(sn, trans_num, op_num);
-    int r = 0;
-
-    switch (op->op) {
-    case Transaction::OP_NOP:
-      break;
-
-    case Transaction::OP_TOUCH:
-    case Transaction::OP_CREATE:
-      r = _touch(i.get_cid(op->cid), i.get_oid(op->oid));
-      break;
-
-    case Transaction::OP_WRITE:
-      {
-        coll_t cid = i.get_cid(op->cid);
-        ghobject_t oid = i.get_oid(op->oid);
-        uint32_t fadvise_flags = i.get_fadvise_flags();
-        bufferlist bl;
-        i.decode_bl(bl);
-        r = _write(cid, oid, op->off, op->len, bl, fadvise_flags);
-      }
-      break;
-
-    case Transaction::OP_ZERO:
-      r = _zero(i.get_cid(op->cid), i.get_oid(op->oid), op->off, op->len);
-      break;
-
-    case Transaction::OP_TRIMCACHE:
-      break;  // deprecated, no-op
-
-    case Transaction::OP_TRUNCATE:
-      r = _truncate(i.get_cid(op->cid), i.get_oid(op->oid), op->off);
-      break;
-
-    case Transaction::OP_REMOVE:
-    case Transaction::OP_COLL_REMOVE:
-      r = _remove(i.get_cid(op->cid), i.get_oid(op->oid));
-      break;
-
-    case Transaction::OP_SETATTR:
-      {
-        coll_t cid = i.get_cid(op->cid);
-        ghobject_t oid = i.get_oid(op->oid);
-        string name = i.decode_string();
-        bufferlist bl;
-        i.decode_bl(bl);
-        std::map<string, bufferptr> to_set;
-        to_set[name] = bufferptr(bl.c_str(), bl.length());
-        r = _setattrs(cid, oid, to_set);
-      }
-      break;
-
-    case Transaction::OP_SETATTRS:
-      {
-        coll_t cid = i.get_cid(op->cid);
-        ghobject_t oid = i.get_oid(op->oid);
-        std::map<string, bufferptr> aset;
-        i.decode_attrset(aset);
-        r = _setattrs(cid, oid, aset);
-      }
-      break;
-
-    case Transaction::OP_RMATTR:
-      {
-        coll_t cid = i.get_cid(op->cid);
-        ghobject_t oid = i.get_oid(op->oid);
-        string name = i.decode_string();
-        r = _rmattr(cid, oid, name.c_str());
-      }
-      break;
-
-    case Transaction::OP_RMATTRS:
-      r = _rmattrs(i.get_cid(op->cid), i.get_oid(op->oid));
-      break;
-
-    case Transaction::OP_CLONE:
-      r = _clone(i.get_cid(op->cid), i.get_oid(op->oid),
-                 i.get_oid(op->dest_oid));
-      break;
-
-    case Transaction::OP_CLONERANGE:
-      r = _clone_range(i.get_cid(op->cid), i.get_oid(op->oid),
-                       i.get_oid(op->dest_oid), op->off, op->len, op->off);
-      break;
-
-    case Transaction::OP_CLONERANGE2:
-      r = _clone_range(i.get_cid(op->cid), i.get_oid(op->oid),
-                       i.get_oid(op->dest_oid), op->off, op->len,
-                       op->dest_off);
-      break;
-
-    case Transaction::OP_MKCOLL:
-      r = _create_collection(i.get_cid(op->cid), op->split_bits);
-      break;
-
-    case Transaction::OP_COLL_HINT:
-      {
-        bufferlist hint;
-        i.decode_bl(hint);  // expected object counts: nothing to prepare
-      }
-      break;
-
-    case Transaction::OP_RMCOLL:
-      r = _destroy_collection(i.get_cid(op->cid));
-      break;
-
-    case Transaction::OP_COLL_ADD:
-      ceph_abort_msg("mimstore: OP_COLL_ADD is not supported (unused since "
-                     "Luminous)");
-      break;
-
-    case Transaction::OP_COLL_MOVE:
-      ceph_abort_msg("deprecated");
-      break;
-
-    case Transaction::OP_COLL_MOVE_RENAME:
-      {
-        coll_t oldcid = i.get_cid(op->cid);
-        ghobject_t oldoid = i.get_oid(op->oid);
-        coll_t newcid = i.get_cid(op->dest_cid);
-        ghobject_t newoid = i.get_oid(op->dest_oid);
-        r = _collection_move_rename(oldcid, oldoid, newcid, newoid);
-        if (r == -ENOENT) {
-          r = 0;
-        }
-      }
-      break;
-
-    case Transaction::OP_TRY_RENAME:
-      {
-        coll_t cid = i.get_cid(op->cid);
-        ghobject_t oldoid = i.get_oid(op->oid);
-        ghobject_t newoid = i.get_oid(op->dest_oid);
-        r = _collection_move_rename(cid, oldoid, cid, newoid);
-        if (r == -ENOENT) {
-          r = 0;
-        }
-      }
-      break;
-
-    case Transaction::OP_COLL_SETATTR:
-    case Transaction::OP_COLL_RMATTR:
-    case Transaction::OP_COLL_RENAME:
-      ceph_abort_msg("not implemented");
-      break;
-
-    case Transaction::OP_OMAP_CLEAR:
-      r = _omap_clear(i.get_cid(op->cid), i.get_oid(op->oid));
-      break;
-
-    case Transaction::OP_OMAP_SETKEYS:
-      {
-        coll_t cid = i.get_cid(op->cid);
-        ghobject_t oid = i.get_oid(op->oid);
-        bufferlist aset_bl;
-        i.decode_attrset_bl(&aset_bl);
-        r = _omap_setkeys(cid, oid, aset_bl);
-      }
-      break;
-
-    case Transaction::OP_OMAP_RMKEYS:
-      {
-        coll_t cid = i.get_cid(op->cid);
-        ghobject_t oid = i.get_oid(op->oid);
-        bufferlist keys_bl;
-        i.decode_keyset_bl(&keys_bl);
-        r = _omap_rmkeys(cid, oid, keys_bl);
-      }
-      break;
-
-    case Transaction::OP_OMAP_RMKEYRANGE:
-      {
-        coll_t cid = i.get_cid(op->cid);
-        ghobject_t oid = i.get_oid(op->oid);
-        string first = i.decode_string();
-        string last = i.decode_string();
-        r = _omap_rmkeyrange(cid, oid, first, last);
-      }
-      break;
-
-    case Transaction::OP_OMAP_SETHEADER:
-      {
-        coll_t cid = i.get_cid(op->cid);
-        ghobject_t oid = i.get_oid(op->oid);
-        bufferlist bl;
-        i.decode_bl(bl);
-        r = _omap_setheader(cid, oid, bl);
-      }
-      break;
-
-    case Transaction::OP_SPLIT_COLLECTION:
-      ceph_abort_msg("deprecated");
-      break;
-
-    case Transaction::OP_SPLIT_COLLECTION2:
-      r = _split_collection(i.get_cid(op->cid), op->split_bits,
-                            op->split_rem, i.get_cid(op->dest_cid));
-      break;
-
-    case Transaction::OP_MERGE_COLLECTION:
-      r = _merge_collection(i.get_cid(op->cid), op->split_bits,
-                            i.get_cid(op->dest_cid));
-      break;
-
-    case Transaction::OP_SETALLOCHINT:
-      break;  // files grow as written; XFS speculative preallocation helps
-
-    case Transaction::OP_COLL_SET_BITS:
-      r = _set_bits(i.get_cid(op->cid), op->split_bits);
-      break;
-
-    default:
+    int r = _do_data_op(i, op);
+    if (r == NOT_MINE) {
+      r = _do_omap_op(i, op);
+    }
+    if (r == NOT_MINE) {
+      r = _do_coll_op(i, op);
+    }
+    if (r == NOT_MINE) {
       derr << "bad op " << op->op << dendl;
       ceph_abort();
     }
-
-    if (r < 0) {
-      bool ok = false;
-      if (r == -ENOENT && !(op->op == Transaction::OP_CLONERANGE ||
-                            op->op == Transaction::OP_CLONE ||
-                            op->op == Transaction::OP_CLONERANGE2 ||
-                            op->op == Transaction::OP_COLL_ADD)) {
-        ok = true;  // -ENOENT is usually okay
-      }
-      if (r == -ENODATA) {
-        ok = true;
-      }
-      if (r == -ENOENT && replaying) {
-        // A clone source removed later (snapshot trim, PG deletion), with
-        // the checkpoint still before the clone: the clone's target was
-        // either guarded (and skipped) or went the same way. FileStore
-        // tolerated ENOENT on replay for this reason.
-        dout(10) << "replay: tolerating ENOENT on op " << op->op << " at "
-                 << cur_spos << dendl;
-        ok = true;
-      }
-      if (!ok) {
-        const char* msg = "unexpected error code";
-        if (r == -ENOENT) {
-          msg = "ENOENT on clone suggests osd bug";
-        } else if (r == -ENOSPC) {
-          // The transaction is journaled but not acknowledged; the next
-          // mount replays it once there is room.
-          msg = "ENOSPC: the data filesystem is full; free space under osd "
-                "data, then restart the OSD (the journal replays the "
-                "transaction)";
-        } else if (r == -ENOTEMPTY) {
-          msg = "ENOTEMPTY suggests garbage data in osd data dir";
-        } else if (r == -EIO) {
-          msg = "EIO from the data filesystem";
-        }
-        derr << " error " << cpp_strerror(r) << " not handled on operation "
-             << op->op << " (op " << op_num << ", counting from 0)" << dendl;
-        derr << msg << dendl;
-        JSONFormatter f(true);
-        f.open_object_section("transaction");
-        t.dump(&f);
-        f.close_section();
-        std::ostringstream ss;
-        f.flush(ss);
-        derr << "transaction dump:\n" << ss.str() << dendl;
-        ceph_abort_msg(msg);
-      }
+    if (r < 0 && !_op_error_tolerated(op->op, r)) {
+      _abort_on_op_error(t, op->op, op_num, r);
     }
     ++op_num;
   }
+}
+
+bool MIMStore::_op_error_tolerated(uint32_t op, int r)
+{
+  if (r == -ENOENT && !(op == Transaction::OP_CLONERANGE ||
+                        op == Transaction::OP_CLONE ||
+                        op == Transaction::OP_CLONERANGE2 ||
+                        op == Transaction::OP_COLL_ADD)) {
+    return true;  // -ENOENT is usually okay
+  }
+  if (r == -ENODATA) {
+    return true;
+  }
+  if (r == -ENOENT && replaying) {
+    // A clone source removed later (snapshot trim, PG deletion), with the
+    // checkpoint still before the clone: the clone's target was either
+    // guarded (and skipped) or went the same way. FileStore tolerated
+    // ENOENT on replay for this reason.
+    dout(10) << "replay: tolerating ENOENT on op " << op << " at "
+             << cur_spos << dendl;
+    return true;
+  }
+  return false;
+}
+
+void MIMStore::_abort_on_op_error(Transaction& t, uint32_t op,
+                                  uint32_t op_num, int r)
+{
+  const char* msg = "unexpected error code";
+  if (r == -ENOENT) {
+    msg = "ENOENT on clone suggests osd bug";
+  } else if (r == -ENOSPC) {
+    // The transaction is journaled but not acknowledged; the next mount
+    // replays it once there is room.
+    msg = "ENOSPC: the data filesystem is full; free space under osd "
+          "data, then restart the OSD (the journal replays the "
+          "transaction)";
+  } else if (r == -ENOTEMPTY) {
+    msg = "ENOTEMPTY suggests garbage data in osd data dir";
+  } else if (r == -EIO) {
+    msg = "EIO from the data filesystem";
+  }
+  derr << " error " << cpp_strerror(r) << " not handled on operation "
+       << op << " (op " << op_num << ", counting from 0)" << dendl;
+  derr << msg << dendl;
+  JSONFormatter f(true);
+  f.open_object_section("transaction");
+  t.dump(&f);
+  f.close_section();
+  std::ostringstream ss;
+  f.flush(ss);
+  derr << "transaction dump:\n" << ss.str() << dendl;
+  ceph_abort_msg(msg);
+}
+
+/// The data, xattr and clone ops of _do_transaction.
+int MIMStore::_do_data_op(Transaction::iterator& i, Transaction::Op* op)
+{
+  int r = 0;
+  switch (op->op) {
+  case Transaction::OP_NOP:
+    break;
+
+  case Transaction::OP_TOUCH:
+  case Transaction::OP_CREATE:
+    r = _touch(i.get_cid(op->cid), i.get_oid(op->oid));
+    break;
+
+  case Transaction::OP_WRITE:
+    {
+      coll_t cid = i.get_cid(op->cid);
+      ghobject_t oid = i.get_oid(op->oid);
+      uint32_t fadvise_flags = i.get_fadvise_flags();
+      bufferlist bl;
+      i.decode_bl(bl);
+      r = _write(cid, oid, op->off, op->len, bl, fadvise_flags);
+    }
+    break;
+
+  case Transaction::OP_ZERO:
+    r = _zero(i.get_cid(op->cid), i.get_oid(op->oid), op->off, op->len);
+    break;
+
+  case Transaction::OP_TRIMCACHE:
+    break;  // deprecated, no-op
+
+  case Transaction::OP_TRUNCATE:
+    r = _truncate(i.get_cid(op->cid), i.get_oid(op->oid), op->off);
+    break;
+
+  case Transaction::OP_REMOVE:
+  case Transaction::OP_COLL_REMOVE:
+    r = _remove(i.get_cid(op->cid), i.get_oid(op->oid));
+    break;
+
+  case Transaction::OP_SETATTR:
+    {
+      coll_t cid = i.get_cid(op->cid);
+      ghobject_t oid = i.get_oid(op->oid);
+      string name = i.decode_string();
+      bufferlist bl;
+      i.decode_bl(bl);
+      std::map<string, bufferptr> to_set;
+      to_set[name] = bufferptr(bl.c_str(), bl.length());
+      r = _setattrs(cid, oid, to_set);
+    }
+    break;
+
+  case Transaction::OP_SETATTRS:
+    {
+      coll_t cid = i.get_cid(op->cid);
+      ghobject_t oid = i.get_oid(op->oid);
+      std::map<string, bufferptr> aset;
+      i.decode_attrset(aset);
+      r = _setattrs(cid, oid, aset);
+    }
+    break;
+
+  case Transaction::OP_RMATTR:
+    {
+      coll_t cid = i.get_cid(op->cid);
+      ghobject_t oid = i.get_oid(op->oid);
+      string name = i.decode_string();
+      r = _rmattr(cid, oid, name.c_str());
+    }
+    break;
+
+  case Transaction::OP_RMATTRS:
+    r = _rmattrs(i.get_cid(op->cid), i.get_oid(op->oid));
+    break;
+
+  case Transaction::OP_CLONE:
+    r = _clone(i.get_cid(op->cid), i.get_oid(op->oid),
+               i.get_oid(op->dest_oid));
+    break;
+
+  case Transaction::OP_CLONERANGE:
+    r = _clone_range(i.get_cid(op->cid), i.get_oid(op->oid),
+                     i.get_oid(op->dest_oid), op->off, op->len, op->off);
+    break;
+
+  case Transaction::OP_CLONERANGE2:
+    r = _clone_range(i.get_cid(op->cid), i.get_oid(op->oid),
+                     i.get_oid(op->dest_oid), op->off, op->len,
+                     op->dest_off);
+    break;
+
+  case Transaction::OP_SETALLOCHINT:
+    break;  // files grow as written; XFS speculative preallocation helps
+
+  default:
+    return NOT_MINE;
+  }
+  return r;
 }
 
 // ---------------------------------------------------------------------------

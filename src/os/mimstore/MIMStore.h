@@ -51,6 +51,7 @@
 #pragma once
 
 #include <array>
+#include <climits>
 #include <atomic>
 #include <mutex>
 #include <condition_variable>
@@ -309,6 +310,18 @@ class MIMStore : public ObjectStore {
 
   // ---- transaction ops: data, xattrs, clones (MIMOps.cc) ----
   void _do_transaction(Transaction& t, sn_t sn, uint32_t trans_num);
+  /// One dispatcher per op family (data: MIMOps.cc, omap: MIMOmapOps.cc,
+  /// collections: MIMCollOps.cc): decodes the op's arguments, applies it
+  /// and returns its result, or NOT_MINE for an op of another family.
+  static constexpr int NOT_MINE = INT_MIN;
+  int _do_data_op(Transaction::iterator& i, Transaction::Op* op);
+  int _do_omap_op(Transaction::iterator& i, Transaction::Op* op);
+  int _do_coll_op(Transaction::iterator& i, Transaction::Op* op);
+  /// An op's error that _do_transaction lets pass (ENOENT mostly, and on
+  /// replay also for clones); any other aborts, naming the likely cause.
+  bool _op_error_tolerated(uint32_t op, int r);
+  [[noreturn]] void _abort_on_op_error(Transaction& t, uint32_t op,
+                                       uint32_t op_num, int r);
   int _touch(const coll_t& cid, const ghobject_t& oid);
   int _write(const coll_t& cid, const ghobject_t& oid, uint64_t off,
              uint64_t len, ceph::bufferlist& bl, uint32_t fadvise_flags);
