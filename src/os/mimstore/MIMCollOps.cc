@@ -214,7 +214,7 @@ int MIMStore::_collection_move_rename(const coll_t& oldcid,
   string ofname = object_file_name(oldoid);
   string nfname = object_file_name(newoid);
   TwoLocks l(_obj_lock(oc->name, ofname), _obj_lock(nc->name, nfname));
-  if (!object_exists(oc.get(), oldoid)) {
+  if (!oc->has(oldoid)) {
     if (!replaying) {
       return -ENOENT;
     }
@@ -240,7 +240,7 @@ int MIMStore::_collection_move_rename(const coll_t& oldcid,
     }
     return 0;  // moved before the crash
   }
-  bool stale_dst = object_exists(nc.get(), newoid);
+  bool stale_dst = nc->has(newoid);
   if (stale_dst && !replaying) {
     return -EEXIST;  // like the other stores: never rename over an object
   }

@@ -85,7 +85,7 @@ int MIMStore::_do_omap_op(Transaction::iterator& i, Transaction::Op* op)
   }                                                                 \
   {                                                                 \
     auto c = _get_collection(cid);                                  \
-    if (!c || !object_exists(c.get(), oid)) {                       \
+    if (!c || !c->has(oid)) {                                       \
       return -ENOENT;                                               \
     }                                                               \
   }

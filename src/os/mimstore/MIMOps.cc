@@ -448,7 +448,7 @@ int MIMStore::_remove(const coll_t& cid, const ghobject_t& oid)
     return born_later ? _replay_omap_clear(oid) : 0;
   }
   auto c = _get_collection(cid);
-  if (!c || !object_exists(c.get(), oid)) {
+  if (!c || !c->has(oid)) {
     if (replaying && !_object_anywhere(oid)) {
       // (an object a later split or merge moved elsewhere keeps its omap)
       int r = _replay_omap_clear(oid);
@@ -481,7 +481,7 @@ bool MIMStore::_object_anywhere(const ghobject_t& oid)
 {
   std::shared_lock l(coll_lock);
   for (auto& [cid, c] : coll_map) {
-    if (object_exists(c.get(), oid)) {
+    if (c->has(oid)) {
       return true;
     }
   }
@@ -509,7 +509,7 @@ int MIMStore::_setattrs(const coll_t& cid, const ghobject_t& oid,
     return 0;
   }
   auto c = _get_collection(cid);
-  if (!c || !object_exists(c.get(), oid)) {
+  if (!c || !c->has(oid)) {
     return -ENOENT;
   }
   std::map<string, bufferlist> to_set;
@@ -527,7 +527,7 @@ int MIMStore::_rmattr(const coll_t& cid, const ghobject_t& oid,
     return 0;
   }
   auto c = _get_collection(cid);
-  if (!c || !object_exists(c.get(), oid)) {
+  if (!c || !c->has(oid)) {
     return -ENOENT;
   }
   return omap->remove_xattrs(oid, {string(name)}, &cur_spos);
@@ -540,7 +540,7 @@ int MIMStore::_rmattrs(const coll_t& cid, const ghobject_t& oid)
     return 0;
   }
   auto c = _get_collection(cid);
-  if (!c || !object_exists(c.get(), oid)) {
+  if (!c || !c->has(oid)) {
     return -ENOENT;
   }
   std::set<string> names;

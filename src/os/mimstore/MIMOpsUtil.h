@@ -7,17 +7,10 @@
 #pragma once
 
 #include <mutex>
-#include <shared_mutex>
 
 #include "MIMStore.h"
 
 namespace mimstore {
-
-inline bool object_exists(MIMStore::Collection* c, const ghobject_t& oid)
-{
-  std::shared_lock l(c->lock);
-  return c->exists && c->objects.count(oid);
-}
 
 /// Lock two stripes in address order (they may be the same).
 struct TwoLocks {

@@ -49,41 +49,49 @@ int MIMStore::_object_size(const coll_t& cid, const ghobject_t& oid,
   return 0;
 }
 
+int MIMStore::_open_for_read(Collection* c, const ghobject_t& oid,
+                             ReadHandle* h)
+{
+  _wait_applied(c);
+  if (!c->has(oid)) {
+    return -ENOENT;
+  }
+  h->fname = object_file_name(oid);
+  h->lock = std::unique_lock(_obj_lock(c->name, h->fname));
+  int r = files->open_object(c->cid, oid, false, &h->f);
+  if (r < 0) {
+    return r;
+  }
+  return _object_size(c->cid, oid, h->f, &h->size);
+}
+
+int MIMStore::_check_object(CollectionHandle& ch, const ghobject_t& oid)
+{
+  auto c = static_cast<Collection*>(ch.get());
+  _wait_applied(c);
+  return c->has(oid) ? 0 : -ENOENT;
+}
+
 bool MIMStore::exists(CollectionHandle& ch, const ghobject_t& oid)
 {
   auto c = static_cast<Collection*>(ch.get());
   _wait_applied(c);
-  std::shared_lock l(c->lock);
-  return c->exists && c->objects.count(oid);
+  return c->has(oid);
 }
 
 int MIMStore::stat(CollectionHandle& ch, const ghobject_t& oid,
                    struct stat* st, bool allow_eio)
 {
   auto c = static_cast<Collection*>(ch.get());
-  _wait_applied(c);
-  {
-    std::shared_lock l(c->lock);
-    if (!c->exists || !c->objects.count(oid)) {
-      return -ENOENT;
-    }
-  }
-  string fname = object_file_name(oid);
-  std::lock_guard ol(_obj_lock(c->name, fname));
-  ObjectFDRef f;
-  int r = files->open_object(c->cid, oid, false, &f);
-  if (r < 0) {
-    return r;
-  }
-  uint64_t size;
-  r = _object_size(c->cid, oid, f, &size);
+  ReadHandle h;
+  int r = _open_for_read(c, oid, &h);
   if (r < 0) {
     return r;
   }
   memset(st, 0, sizeof(*st));
-  st->st_size = size;
+  st->st_size = h.size;
   st->st_blksize = 4096;
-  st->st_blocks = (size + 4095) / 4096;
+  st->st_blocks = (h.size + 4095) / 4096;
   st->st_nlink = 1;
   return 0;
 }
@@ -93,30 +101,16 @@ int MIMStore::read(CollectionHandle& ch, const ghobject_t& oid,
                    uint32_t op_flags)
 {
   auto c = static_cast<Collection*>(ch.get());
-  _wait_applied(c);
-  {
-    std::shared_lock l(c->lock);
-    if (!c->exists || !c->objects.count(oid)) {
-      return -ENOENT;
-    }
-  }
-  string fname = object_file_name(oid);
-  std::lock_guard ol(_obj_lock(c->name, fname));
-  ObjectFDRef f;
-  int r = files->open_object(c->cid, oid, false, &f);
+  ReadHandle h;
+  int r = _open_for_read(c, oid, &h);
   if (r < 0) {
     return r;
   }
-  uint64_t size;
-  r = _object_size(c->cid, oid, f, &size);
-  if (r < 0) {
-    return r;
-  }
-  if (offset >= size) {
+  if (offset >= h.size) {
     return 0;
   }
-  if (len == 0 || offset + len > size) {
-    len = size - offset;
+  if (len == 0 || offset + len > h.size) {
+    len = h.size - offset;
   }
   // The file's bytes, zeros where it has none, then the cached extents on
   // top (the cache always holds the newest bytes). A range the cache covers
@@ -124,12 +118,12 @@ int MIMStore::read(CollectionHandle& ch, const ghobject_t& oid,
   // read of data still in the merge window. (The object lock keeps the
   // flush thread from writing back and dropping these extents meanwhile.)
   std::vector<mim::CachedExtent> ext;
-  htmll->lookup(c->name, fname, offset, len, &ext);
+  htmll->lookup(c->name, h.fname, offset, len, &ext);
   bufferptr bp = ceph::buffer::create(len);
   if (mim::extents_cover(ext, offset, len)) {
     logger->inc(l_mimstore_reads_from_cache);
   } else {
-    r = files->read_into(f, offset, len, bp.c_str());
+    r = files->read_into(h.f, offset, len, bp.c_str());
     if (r < 0) {
       // -EIO goes back to the OSD, which repairs the object from a replica
       derr << __func__ << " " << c->cid << " " << oid << " read failed: "
@@ -153,36 +147,22 @@ int MIMStore::fiemap(CollectionHandle& ch, const ghobject_t& oid,
                      std::map<uint64_t, uint64_t>& destmap)
 {
   auto c = static_cast<Collection*>(ch.get());
-  _wait_applied(c);
-  {
-    std::shared_lock l(c->lock);
-    if (!c->exists || !c->objects.count(oid)) {
-      return -ENOENT;
-    }
-  }
-  string fname = object_file_name(oid);
-  std::lock_guard ol(_obj_lock(c->name, fname));
-  ObjectFDRef f;
-  int r = files->open_object(c->cid, oid, false, &f);
+  ReadHandle h;
+  int r = _open_for_read(c, oid, &h);
   if (r < 0) {
     return r;
   }
-  uint64_t size;
-  r = _object_size(c->cid, oid, f, &size);
-  if (r < 0) {
-    return r;
-  }
-  if (offset >= size) {
+  if (offset >= h.size) {
     return 0;
   }
-  len = std::min<uint64_t>(len, size - offset);
+  len = std::min<uint64_t>(len, h.size - offset);
   std::map<uint64_t, uint64_t> m;
-  r = files->fiemap(f, offset, len, &m);
+  r = files->fiemap(h.f, offset, len, &m);
   if (r < 0) {
     return r;
   }
   std::vector<mim::CachedExtent> ext;
-  htmll->lookup(c->name, fname, offset, len, &ext);
+  htmll->lookup(c->name, h.fname, offset, len, &ext);
   // union of the file's data ranges and the cached extents, merged
   for (auto& e : ext) {
     m[e.offset] = std::max(m[e.offset], e.data.length);
@@ -221,16 +201,12 @@ int MIMStore::fiemap(CollectionHandle& ch, const ghobject_t& oid,
 int MIMStore::getattr(CollectionHandle& ch, const ghobject_t& oid,
                       const char* name, bufferptr& value)
 {
-  auto c = static_cast<Collection*>(ch.get());
-  _wait_applied(c);
-  {
-    std::shared_lock l(c->lock);
-    if (!c->exists || !c->objects.count(oid)) {
-      return -ENOENT;
-    }
+  int r = _check_object(ch, oid);
+  if (r < 0) {
+    return r;
   }
   std::map<string, bufferlist> got;
-  int r = omap->get_xattrs(oid, {string(name)}, &got);
+  r = omap->get_xattrs(oid, {string(name)}, &got);
   if (r < 0 && r != -ENOENT) {
     return r;
   }
@@ -245,16 +221,12 @@ int MIMStore::getattr(CollectionHandle& ch, const ghobject_t& oid,
 int MIMStore::getattrs(CollectionHandle& ch, const ghobject_t& oid,
                        std::map<string, bufferptr, std::less<>>& aset)
 {
-  auto c = static_cast<Collection*>(ch.get());
-  _wait_applied(c);
-  {
-    std::shared_lock l(c->lock);
-    if (!c->exists || !c->objects.count(oid)) {
-      return -ENOENT;
-    }
+  int r = _check_object(ch, oid);
+  if (r < 0) {
+    return r;
   }
   std::set<string> names;
-  int r = omap->get_all_xattrs(oid, &names);
+  r = omap->get_all_xattrs(oid, &names);
   if (r < 0 && r != -ENOENT) {
     return r;
   }
@@ -275,37 +247,36 @@ int MIMStore::getattrs(CollectionHandle& ch, const ghobject_t& oid,
 // ---------------------------------------------------------------------------
 // omap reads
 
-#define MIM_CHECK_OBJECT(ch, oid)                                   \
-  auto c = static_cast<Collection*>(ch.get());                      \
-  _wait_applied(c);                                                 \
-  {                                                                 \
-    std::shared_lock l(c->lock);                                    \
-    if (!c->exists || !c->objects.count(oid)) {                     \
-      return -ENOENT;                                               \
-    }                                                               \
-  }
-
 int MIMStore::omap_get(CollectionHandle& ch, const ghobject_t& oid,
                        bufferlist* header, std::map<string, bufferlist>* out)
 {
-  MIM_CHECK_OBJECT(ch, oid);
-  int r = omap->get(oid, header, out);
+  int r = _check_object(ch, oid);
+  if (r < 0) {
+    return r;
+  }
+  r = omap->get(oid, header, out);
   return r == -ENOENT ? 0 : r;
 }
 
 int MIMStore::omap_get_header(CollectionHandle& ch, const ghobject_t& oid,
                               bufferlist* header, bool allow_eio)
 {
-  MIM_CHECK_OBJECT(ch, oid);
-  int r = omap->get_header(oid, header);
+  int r = _check_object(ch, oid);
+  if (r < 0) {
+    return r;
+  }
+  r = omap->get_header(oid, header);
   return r == -ENOENT ? 0 : r;
 }
 
 int MIMStore::omap_get_keys(CollectionHandle& ch, const ghobject_t& oid,
                             std::set<string>* keys)
 {
-  MIM_CHECK_OBJECT(ch, oid);
-  int r = omap->get_keys(oid, keys);
+  int r = _check_object(ch, oid);
+  if (r < 0) {
+    return r;
+  }
+  r = omap->get_keys(oid, keys);
   return r == -ENOENT ? 0 : r;
 }
 
@@ -313,8 +284,11 @@ int MIMStore::omap_get_values(CollectionHandle& ch, const ghobject_t& oid,
                               const std::set<string>& keys,
                               std::map<string, bufferlist>* out)
 {
-  MIM_CHECK_OBJECT(ch, oid);
-  int r = omap->get_values(oid, keys, out);
+  int r = _check_object(ch, oid);
+  if (r < 0) {
+    return r;
+  }
+  r = omap->get_values(oid, keys, out);
   return r == -ENOENT ? 0 : r;
 }
 
@@ -322,23 +296,20 @@ int MIMStore::omap_check_keys(CollectionHandle& ch, const ghobject_t& oid,
                               const std::set<string>& keys,
                               std::set<string>* out)
 {
-  MIM_CHECK_OBJECT(ch, oid);
-  int r = omap->check_keys(oid, keys, out);
+  int r = _check_object(ch, oid);
+  if (r < 0) {
+    return r;
+  }
+  r = omap->check_keys(oid, keys, out);
   return r == -ENOENT ? 0 : r;
 }
 
 ObjectMap::ObjectMapIterator MIMStore::get_omap_iterator(
   CollectionHandle& ch, const ghobject_t& oid)
 {
-  auto c = static_cast<Collection*>(ch.get());
-  _wait_applied(c);
-  {
-    std::shared_lock l(c->lock);
-    if (!c->exists || !c->objects.count(oid)) {
-      return ObjectMap::ObjectMapIterator();
-    }
+  if (_check_object(ch, oid) < 0) {
+    return ObjectMap::ObjectMapIterator();
   }
   return omap->get_iterator(oid);
 }
 
-#undef MIM_CHECK_OBJECT

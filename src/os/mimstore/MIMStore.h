@@ -117,6 +117,11 @@ class MIMStore : public ObjectStore {
 
     void flush() override;
     bool flush_commit(Context* c) override;
+    /// The collection exists and holds the object. Takes lock (shared).
+    bool has(const ghobject_t& oid) {
+      std::shared_lock l(lock);
+      return exists && objects.count(oid);
+    }
 
    private:
     FRIEND_MAKE_REF(Collection);
@@ -395,6 +400,22 @@ class MIMStore : public ObjectStore {
   int _open(const coll_t& cid, const ghobject_t& oid, bool create,
             ObjectFDRef* out);
   std::mutex& _obj_lock(const std::string& cname, const std::string& fname);
+  /// What a read of one object's bytes holds while it reads: the object's
+  /// stripe lock (so the flush thread cannot write back and drop cached
+  /// extents meanwhile), its file, and its size with the cache counted.
+  struct ReadHandle {
+    std::unique_lock<std::mutex> lock;
+    std::string fname;
+    ObjectFDRef f;
+    uint64_t size = 0;
+  };
+  /// The preamble of stat, read and fiemap: wait until the collection's
+  /// queued transactions are applied, check the object exists (-ENOENT),
+  /// lock its stripe, open and size it.
+  int _open_for_read(Collection* c, const ghobject_t& oid, ReadHandle* h);
+  /// The preamble of the xattr and omap reads: wait as above, then
+  /// 0 or -ENOENT.
+  int _check_object(CollectionHandle& ch, const ghobject_t& oid);
   int _object_size(const coll_t& cid, const ghobject_t& oid,
                    const ObjectFDRef& f, uint64_t* size);
 
