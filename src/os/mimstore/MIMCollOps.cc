@@ -363,11 +363,7 @@ int MIMStore::_split_collection(const coll_t& cid, uint32_t bits,
   if (r < 0) {
     return r;
   }
-  {
-    std::unique_lock l(sc->lock);
-    sc->bits = bits;
-  }
-  r = files->set_collection_bits(cid, bits);
+  r = _write_bits(sc.get(), bits);
   if (r < 0) {
     return r;
   }
@@ -424,11 +420,7 @@ int MIMStore::_merge_collection(const coll_t& cid, uint32_t bits,
     }
     _debug_point("merge:tombstone");
   }
-  {
-    std::unique_lock l(dc->lock);
-    dc->bits = bits;
-  }
-  r = files->set_collection_bits(dest, bits);
+  r = _write_bits(dc.get(), bits);
   if (r < 0) {
     return r;
   }
@@ -456,9 +448,14 @@ int MIMStore::_set_bits(const coll_t& cid, int bits)
   if (!c) {
     return -ENOENT;
   }
+  return _write_bits(c.get(), bits);
+}
+
+int MIMStore::_write_bits(Collection* c, int bits)
+{
   {
     std::unique_lock l(c->lock);
     c->bits = bits;
   }
-  return files->set_collection_bits(cid, bits);
+  return files->set_collection_bits(c->cid, bits);
 }

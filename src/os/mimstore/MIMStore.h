@@ -362,6 +362,9 @@ class MIMStore : public ObjectStore {
                         const coll_t& dest);
   int _merge_collection(const coll_t& cid, uint32_t bits, const coll_t& dest);
   int _set_bits(const coll_t& cid, int bits);
+  /// A collection's split bits, in memory and on disk (split, merge,
+  /// set_bits).
+  int _write_bits(Collection* c, int bits);
 
   // op helpers (guards and the barrier: ReplayGuards.cc; the rest
   // MIMOps.cc and MIMCollOps.cc)
