@@ -312,23 +312,29 @@ int MIMStore::mkfs()
   return r;
 }
 
-int MIMStore::mkjournal()
+int MIMStore::_open_offline(const char* tool)
 {
   if (mounted) {
-    derr << "mkjournal: the store is mounted; umount it first" << dendl;
+    derr << tool << ": the store is mounted; umount it first" << dendl;
     return -EBUSY;
   }
   int r = _load_config();
-  if (r < 0) {
-    return r;
+  if (r == 0) {
+    r = _check_fsid();
   }
-  r = _check_fsid();
-  if (r < 0) {
-    return r;
+  if (r == 0) {
+    r = _open_io();
+    if (r < 0) {
+      _close_io();
+    }
   }
-  r = _open_io();
+  return r;
+}
+
+int MIMStore::mkjournal()
+{
+  int r = _open_offline("mkjournal");
   if (r < 0) {
-    _close_io();
     return r;
   }
   {
@@ -693,32 +699,21 @@ int MIMStore::flush_journal()
 
 int MIMStore::dump_journal(std::ostream& out)
 {
-  if (mounted) {
-    out << "the store is mounted; umount it first" << std::endl;
-    return -EBUSY;
-  }
-  int r = _load_config();
+  int r = _open_offline("dump_journal");
   if (r < 0) {
     return r;
   }
-  r = _check_fsid();
-  if (r < 0) {
-    return r;
-  }
-  r = _open_io();
+  journal = std::make_unique<MIMJournal>(cct, io, conf, nullptr);
+  std::ostringstream err;
+  bool clean;
+  r = journal->open(fsid, &clean, err);
   if (r == 0) {
-    journal = std::make_unique<MIMJournal>(cct, io, conf, nullptr);
-    std::ostringstream err;
-    bool clean;
-    r = journal->open(fsid, &clean, err);
-    if (r == 0) {
-      r = journal->dump(out);
-      journal->close(false);
-    } else {
-      out << err.str() << std::endl;
-    }
-    journal.reset();
+    r = journal->dump(out);
+    journal->close(false);
+  } else {
+    out << err.str() << std::endl;
   }
+  journal.reset();
   _close_io();
   return r;
 }

@@ -266,6 +266,10 @@ class MIMStore : public ObjectStore {
   int _replay_journal();
   int _read_meta_u64(const std::string& key, uint64_t* v);
   int _check_fsid();
+  /// The start of mkjournal and dump_journal: refuse a mounted store (they
+  /// would replace its live journal), read the options and the fsid, open
+  /// the I/O stack. On failure nothing is left open.
+  int _open_offline(const char* tool);
   /// mount's steps: the data directory's lock file (-EBUSY when another
   /// process holds it); the HTMLL and flush policy from the options and the
   /// journal throughput; after replay, the journal, counters and threads.
