@@ -49,16 +49,17 @@ int MIMStore::_object_size(const coll_t& cid, const ghobject_t& oid,
   return 0;
 }
 
-int MIMStore::_open_for_read(Collection* c, const ghobject_t& oid,
+int MIMStore::_open_for_read(CollectionHandle& ch, const ghobject_t& oid,
                              ReadHandle* h)
 {
-  _wait_applied(c);
-  if (!c->has(oid)) {
-    return -ENOENT;
+  int r = _check_object(ch, oid);
+  if (r < 0) {
+    return r;
   }
+  auto c = static_cast<Collection*>(ch.get());
   h->fname = object_file_name(oid);
   h->lock = std::unique_lock(_obj_lock(c->name, h->fname));
-  int r = files->open_object(c->cid, oid, false, &h->f);
+  r = files->open_object(c->cid, oid, false, &h->f);
   if (r < 0) {
     return r;
   }
@@ -74,17 +75,14 @@ int MIMStore::_check_object(CollectionHandle& ch, const ghobject_t& oid)
 
 bool MIMStore::exists(CollectionHandle& ch, const ghobject_t& oid)
 {
-  auto c = static_cast<Collection*>(ch.get());
-  _wait_applied(c);
-  return c->has(oid);
+  return _check_object(ch, oid) == 0;
 }
 
 int MIMStore::stat(CollectionHandle& ch, const ghobject_t& oid,
                    struct stat* st, bool allow_eio)
 {
-  auto c = static_cast<Collection*>(ch.get());
   ReadHandle h;
-  int r = _open_for_read(c, oid, &h);
+  int r = _open_for_read(ch, oid, &h);
   if (r < 0) {
     return r;
   }
@@ -102,7 +100,7 @@ int MIMStore::read(CollectionHandle& ch, const ghobject_t& oid,
 {
   auto c = static_cast<Collection*>(ch.get());
   ReadHandle h;
-  int r = _open_for_read(c, oid, &h);
+  int r = _open_for_read(ch, oid, &h);
   if (r < 0) {
     return r;
   }
@@ -148,7 +146,7 @@ int MIMStore::fiemap(CollectionHandle& ch, const ghobject_t& oid,
 {
   auto c = static_cast<Collection*>(ch.get());
   ReadHandle h;
-  int r = _open_for_read(c, oid, &h);
+  int r = _open_for_read(ch, oid, &h);
   if (r < 0) {
     return r;
   }

@@ -416,12 +416,12 @@ class MIMStore : public ObjectStore {
     ObjectFDRef f;
     uint64_t size = 0;
   };
-  /// The preamble of stat, read and fiemap: wait until the collection's
-  /// queued transactions are applied, check the object exists (-ENOENT),
-  /// lock its stripe, open and size it.
-  int _open_for_read(Collection* c, const ghobject_t& oid, ReadHandle* h);
-  /// The preamble of the xattr and omap reads: wait as above, then
-  /// 0 or -ENOENT.
+  /// The preamble of stat, read and fiemap: _check_object, then lock the
+  /// object's stripe, open and size it.
+  int _open_for_read(CollectionHandle& ch, const ghobject_t& oid,
+                     ReadHandle* h);
+  /// The preamble of every read: wait until the collection's queued
+  /// transactions are applied, then 0, or -ENOENT if the object is absent.
   int _check_object(CollectionHandle& ch, const ghobject_t& oid);
   int _object_size(const coll_t& cid, const ghobject_t& oid,
                    const ObjectFDRef& f, uint64_t* size);
