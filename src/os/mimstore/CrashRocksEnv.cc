@@ -103,6 +103,27 @@ CrashRocksEnv::CrashRocksEnv(rocksdb::Env* base, uint64_t seed, Mode mode)
 {
 }
 
+void CrashRocksEnv::set_after_crash(std::function<void()> f)
+{
+  std::unique_lock l(lock);
+  after_crash = std::move(f);
+}
+
+void CrashRocksEnv::halt()
+{
+  std::function<void()> f;
+  {
+    std::shared_lock l(lock);
+    f = after_crash;
+  }
+  if (f) {
+    f();
+  }
+  for (;;) {
+    ::pause();  // the crash callback's _exit ends this
+  }
+}
+
 void CrashRocksEnv::track(const std::string& f, uint64_t start)
 {
   std::lock_guard l(files_lock);

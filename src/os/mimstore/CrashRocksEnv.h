@@ -15,8 +15,12 @@
  *  - crash() cuts each such file at a seeded point between its synced
  *    length and its written length (mode "drop": at the synced length;
  *    "keep": nothing is cut), as a volatile write cache would;
- *  - from crash() on, every append, sync and namespace change fails with
- *    IOError, so no RocksDB thread can write after the cut.
+ *  - from crash() on, a thread that reaches an append, sync or namespace
+ *    change halts there (after_crash, by default: wait until the process
+ *    is gone), so no RocksDB thread writes after the cut. It must not see
+ *    an IOError either: the store would take the failed omap write for a
+ *    real one and abort before the crash callback's _exit, and the crash
+ *    test would see a child killed by a signal instead of a power cut.
  *
  * Namespace operations (create, rename, delete) are durable at once, as
  * with FaultIoEnv's meta=off; a file created but never synced is left
@@ -32,6 +36,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -49,10 +54,15 @@ class CrashRocksEnv : public rocksdb::EnvWrapper {
 
   CrashRocksEnv(rocksdb::Env* base, uint64_t seed, Mode mode);
 
-  /// The power goes: cut every file to what a disk could hold now, then
-  /// fail everything. Called from FaultIoEnv's crash callback, before
-  /// _exit. Returns the number of files cut short.
+  /// The power goes: cut every file to what a disk could hold now; from
+  /// here on every write halts its thread. Called from FaultIoEnv's crash
+  /// callback, before _exit. Returns the number of files cut short.
   int crash();
+
+  /// What a thread runs when it reaches a write after crash(); it must
+  /// not return. Default: wait for the signal or _exit that ends the
+  /// process. Tests set one that exits with a code they recognise.
+  void set_after_crash(std::function<void()> f);
 
   rocksdb::Status NewWritableFile(
     const std::string& f, std::unique_ptr<rocksdb::WritableFile>* r,
@@ -74,12 +84,15 @@ class CrashRocksEnv : public rocksdb::EnvWrapper {
     uint64_t synced = 0;   ///< bytes durable
   };
   /// Run op with `lock` shared, so crash() cannot cut in the middle of it;
-  /// after the crash, fail instead.
+  /// after the crash, halt the thread instead.
   template <class Op>
   rocksdb::Status unless_crashed(Op&& op) {
     std::shared_lock l(lock);
-    return is_crashed ?
-      rocksdb::Status::IOError("mimstore fault injection: crashed") : op();
+    if (is_crashed) {
+      l.unlock();
+      halt();
+    }
+    return op();
   }
   /// The file was written up to `end`. REQUIRES: inside unless_crashed.
   void note_write(const std::string& f, uint64_t end);
@@ -89,12 +102,14 @@ class CrashRocksEnv : public rocksdb::EnvWrapper {
  private:
   /// Track a file opened for writing at `start` (0: created or recycled).
   void track(const std::string& f, uint64_t start);
+  [[noreturn]] void halt();
 
   std::shared_mutex lock;
   bool is_crashed = false;                  ///< GUARDED_BY(lock)
   std::mutex files_lock;
   std::map<std::string, FileState> files;  ///< by path; GUARDED_BY(files_lock)
   std::mt19937_64 rng;                      ///< used in crash() only
+  std::function<void()> after_crash;        ///< GUARDED_BY(lock)
   Mode mode;
 };
 

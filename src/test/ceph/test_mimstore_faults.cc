@@ -6,9 +6,11 @@
  * that cannot be written, a journal of an unknown format version. Each
  * must stop the store or refuse to mount with a message, and lose no
  * acknowledged write: a forked child takes the error and dies, the parent
- * remounts and checks every write the child saw committed.
+ * remounts and checks every write the child saw committed. And the omap
+ * database's power-loss model: nothing written after the cut.
  */
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,6 +22,7 @@
 #include "include/stringify.h"
 #include "common/errno.h"
 
+#include "CrashRocksEnv.h"
 #include "MIMStore.h"
 #include "core/journal_format.h"
 #include "mimstore_test_util.h"
@@ -268,4 +271,42 @@ TEST(MIMStoreFaultEnv, UnknownJournalVersion)
   }
   auto s = make_store(d);
   EXPECT_EQ(-EPROTONOSUPPORT, s->mount());
+}
+
+// The omap database's power-loss model (CrashRocksEnv): the cut keeps only
+// what was synced (mode drop), and a RocksDB write that comes after it
+// halts its thread instead of failing. A failed write would reach the
+// store as a failed omap op, which aborts the OSD before the crash
+// callback's _exit: a crash test then sees a child killed by a signal.
+// The hook exits 42 where the store's default waits for that _exit.
+TEST(MIMStoreFaultEnv, RocksWritesHaltAfterPowerCut)
+{
+  StoreDir d;
+  const std::string f = d.root + "/rocks-file";
+  pid_t pid = fork_child();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    mimstore::CrashRocksEnv env(rocksdb::Env::Default(), 1,
+                                mimstore::CrashRocksEnv::Mode::DROP);
+    std::unique_ptr<rocksdb::WritableFile> w;
+    if (!env.NewWritableFile(f, &w, rocksdb::EnvOptions()).ok() ||
+        !w->Append("synced").ok() || !w->Sync().ok() ||
+        !w->Append("unsynced").ok() || !w->Flush().ok()) {
+      _exit(2);
+    }
+    env.set_after_crash([] { _exit(42); });
+    if (env.crash() != 1) {
+      _exit(3);  // the one file with unsynced bytes was not cut
+    }
+    rocksdb::Status s = w->Append("after the cut");
+    _exit(s.ok() ? 4 : 5);  // the write came back to its caller
+  }
+  int status = 0;
+  ASSERT_EQ(pid, waitpid(pid, &status, 0));
+  ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
+  EXPECT_EQ(42, WEXITSTATUS(status))
+    << "2: setup failed, 3: nothing cut, 4/5: a write after the cut returned";
+  struct stat st;
+  ASSERT_EQ(0, ::stat(f.c_str(), &st));
+  EXPECT_EQ(6, st.st_size) << "the cut keeps the synced \"synced\" only";
 }
