@@ -5,6 +5,7 @@ file(GLOB mimstore_core_srcs CONFIGURE_DEPENDS
 set(mimstore_srcs
   mimstore/CrashRocksEnv.cc
   mimstore/JournalDevice.cc
+  mimstore/JournalWriter.cc
   mimstore/MIMAdmin.cc
   mimstore/MIMCollOps.cc
   mimstore/MIMConfig.cc

@@ -1,0 +1,167 @@
+// -*- mode:C++; tab-width:8; c-basic-offset:2; indent-tabs-mode:t -*-
+// vim: ts=8 sw=2 smarttab
+/*
+ * mimstore: the journal's writer. submit() queues an encoded transaction;
+ * the writer thread packs what is queued into one batch (group commit),
+ * places it in the circular area (wrapping with a WRAP block), and writes
+ * it with O_DIRECT | O_DSYNC, asynchronously (libaio), up to max_inflight
+ * batches at once. The reaper thread completes batches in sn order and
+ * calls each entry's callback once it is durable.
+ *
+ * Space: entries between the tail (the checkpoint) and the head are live;
+ * a batch that does not fit waits until set_tail() moves the tail (an
+ * unreclaimed entry is never overwritten). While it waits, and when the
+ * area is fuller than mimstore_journal_pressure_ratio, the pressure
+ * callback asks the store to flush and checkpoint.
+ *
+ * The header is not the writer's: MIMJournal writes it, asking trim() where
+ * replay would start and calling set_tail() once the header is durable.
+ *
+ * Locking: `lock` protects everything the threads share (queue, placement,
+ * in-flight list, entry index, head and tail). MIMJournal's header_lock is
+ * taken before it. Callbacks (on_durable, pressure) run without it.
+ */
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "common/ceph_mutex.h"
+#include "include/buffer.h"
+
+#include "JournalDevice.h"
+#include "MIMConfig.h"
+#include "core/io_env.h"
+#include "core/journal_format.h"
+
+#include "include/common_fwd.h"
+
+namespace mimstore {
+
+class JournalWriter {
+ public:
+  using sn_t = mim::sn_t;
+  /// Called once the entry is durable, in sn order, from the reaper thread.
+  using Callback = std::function<void()>;
+
+  /// `dev` must be open whenever the writer runs; it outlives the writer.
+  JournalWriter(CephContext* cct, mim::IoEnv* io, const MIMConfig& conf,
+                PerfCounters* logger, JournalDevice& dev);
+  ~JournalWriter();  ///< REQUIRES: stopped (or never started)
+  JournalWriter(const JournalWriter&) = delete;
+  JournalWriter& operator=(const JournalWriter&) = delete;
+
+  void set_pressure_callback(std::function<void()> f) {
+    on_pressure = std::move(f);
+  }
+
+  /// Start with an empty area at `start_off`: entries of generation `gen`
+  /// from sn `next_sn` on. Sets up aio and starts the threads.
+  int start(uint64_t gen, uint64_t start_off, sn_t next_sn);
+  /// Queue one transaction; never blocks (the writer thread waits for
+  /// journal space, the store's throttle bounds the queue).
+  void submit(sn_t sn, ceph::bufferlist&& payload, Callback on_durable);
+  /// Stop the threads once every submitted entry completed.
+  void stop();
+  bool running() const { return writer.joinable(); }
+
+  /// Where replay starts once everything below `checkpoint` is durable
+  /// elsewhere; entries below it leave the index.
+  struct Trim {
+    uint64_t new_tail;   ///< the batch holding the checkpoint, or the head
+    sn_t start_sn;       ///< that batch's first sn
+    sn_t committed_up_to;
+  };
+  Trim trim(sn_t checkpoint);
+  /// The header records the new tail: its space may be reused.
+  void set_tail(uint64_t new_tail);
+  /// True when nothing written awaits a checkpoint (no live entry, tail at
+  /// the head): a clean close may mark the header CLEAN. *committed: the
+  /// last durable sn (0 if none was written).
+  bool drained(sn_t* committed) const;
+
+  uint64_t used() const;
+  /// Bytes from the batch holding `sn` to the head, padding included (all
+  /// of used() if sn is older than the tail).
+  uint64_t used_since(sn_t sn) const;
+  /// Entries between the checkpoint and the head (diagnostics).
+  uint64_t live_entries() const {
+    std::lock_guard l(lock);
+    return index.size();
+  }
+
+ private:
+  struct Pending {
+    sn_t sn;
+    ceph::bufferlist payload;
+    Callback cb;
+  };
+  struct Batch {
+    std::unique_ptr<mim::BatchEncoder> enc;
+    const char* buf = nullptr;    ///< the encoded batch (enc's buffer)
+    size_t len = 0;
+    char* wrap_buf = nullptr;     ///< aligned WRAP block, when wrapping
+    std::vector<Callback> cbs;
+    sn_t first_sn = 0, last_sn = 0;
+    uint64_t off = 0;             ///< where the batch starts
+    uint64_t end = 0;             ///< head after it
+    int ios_left = 0;             ///< aio completions outstanding
+    int error = 0;
+    bool done = false;
+  };
+
+  void writer_loop();
+  // writer_loop's steps. *_locked: REQUIRES lock. issue_batch is entered
+  // without it and returns holding it (l).
+  std::unique_ptr<Batch> form_batch_locked();
+  /// false: a sticky error, nothing more is written.
+  bool wait_for_space_locked(std::unique_lock<ceph::mutex>& l, uint64_t len);
+  Batch* place_batch_locked(std::unique_ptr<Batch> batch,
+                            mim::BatchPlacement* pl, bool* pressure);
+  void issue_batch(std::unique_lock<ceph::mutex>& l, Batch* bp,
+                   const mim::BatchPlacement& pl);
+  void reaper_loop();
+  void complete_ready(std::unique_lock<ceph::mutex>& l);
+
+  CephContext* const cct;
+  mim::IoEnv* const io;
+  const MIMConfig& conf;  ///< MIMJournal's copy
+  PerfCounters* const logger;
+  JournalDevice& dev;
+  std::function<void()> on_pressure;  ///< set before start()
+
+  /// Protects everything below.
+  mutable ceph::mutex lock = ceph::make_mutex("JournalWriter::lock");
+  ceph::condition_variable writer_cond;  ///< work queued, space freed, stop
+  ceph::condition_variable reaper_cond;  ///< a batch was submitted, stop
+  std::deque<Pending> queue;             ///< GUARDED_BY(lock)
+  /// GUARDED_BY(lock), in sn order
+  std::deque<std::unique_ptr<Batch>> inflight;
+  uint64_t generation = 0;               ///< GUARDED_BY(lock)
+  uint64_t head = 0;                     ///< GUARDED_BY(lock) next write offset
+  uint64_t tail = 0;                     ///< GUARDED_BY(lock) replay start
+  sn_t committed_up_to = 0;              ///< GUARDED_BY(lock)
+  /// Every live entry in sn order, with where its batch starts (replay
+  /// must start at a batch, which is block aligned).
+  struct IndexEntry {
+    sn_t sn;
+    uint64_t batch_off;
+    sn_t batch_first_sn;
+  };
+  std::deque<IndexEntry> index;          ///< GUARDED_BY(lock)
+  bool stopping = false;                 ///< GUARDED_BY(lock)
+  int sticky_error = 0;                  ///< GUARDED_BY(lock)
+  /// GUARDED_BY(lock); the reaper stops only after the writer
+  bool writer_running = false;
+  /// Encoders of completed batches, reused. GUARDED_BY(lock)
+  std::vector<std::unique_ptr<mim::BatchEncoder>> free_encoders;
+
+  std::thread writer;
+  std::thread reaper;
+};
+
+}  // namespace mimstore
