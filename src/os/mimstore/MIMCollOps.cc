@@ -10,7 +10,7 @@
 #include "common/errno.h"
 #include "kv/KeyValueDB.h"
 
-#include "MIMOpsUtil.h"
+#include "ObjectLocks.h"
 #include "ObjectFiles.h"
 #include "ObjectName.h"
 
@@ -213,7 +213,8 @@ int MIMStore::_collection_move_rename(const coll_t& oldcid,
   }
   string ofname = object_file_name(oldoid);
   string nfname = object_file_name(newoid);
-  TwoLocks l(_obj_lock(oc->name, ofname), _obj_lock(nc->name, nfname));
+  TwoLocks l(obj_locks.of(oc->name, ofname),
+             obj_locks.of(nc->name, nfname));
   if (!oc->has(oldoid)) {
     if (!replaying) {
       return -ENOENT;
@@ -302,11 +303,24 @@ int MIMStore::_collection_move_rename(const coll_t& oldcid,
 //   2. in-progress guards on both (each syncs the filesystem first), so
 //      replay skips every earlier op on them (all durable by now) and
 //      resumes this one if it was under way;
-//   3. move the files; 4. close the guards.
+//   (1 and 2: _begin_move) 3. move the files; 4. close the guards.
 // Without 1 and 2, replay re-applied an older op to an object already
 // moved, re-creating a partial file in the source that the replayed move
 // then renamed over the real one, and a closed destination guard made
 // replay skip cached writes that had never reached the disk.
+
+int MIMStore::_begin_move(const coll_t& cid, const coll_t& dest,
+                          const char* point)
+{
+  int r = _collection_barrier(cid, dest);
+  if (r < 0) {
+    return r;
+  }
+  _set_collection_replay_guard(cid, true);
+  _set_collection_replay_guard(dest, true);
+  _debug_point(point);
+  return 0;
+}
 
 int MIMStore::_move_objects(Collection* sc, Collection* dc,
                             const std::function<bool(const ghobject_t&)>& which)
@@ -351,13 +365,10 @@ int MIMStore::_split_collection(const coll_t& cid, uint32_t bits,
   if (!sc || !dc) {
     return -ENOENT;
   }
-  int r = _collection_barrier(cid, dest);
+  int r = _begin_move(cid, dest, "split:guarded");
   if (r < 0) {
     return r;
   }
-  _set_collection_replay_guard(cid, true);
-  _set_collection_replay_guard(dest, true);
-  _debug_point("split:guarded");
   r = _move_objects(sc.get(), dc.get(),
                     [&](const ghobject_t& o) { return o.match(bits, rem); });
   if (r < 0) {
@@ -396,13 +407,10 @@ int MIMStore::_merge_collection(const coll_t& cid, uint32_t bits,
   }
   int r;
   if (!moved) {
-    r = _collection_barrier(cid, dest);
+    r = _begin_move(cid, dest, "merge:guarded");
     if (r < 0) {
       return r;
     }
-    _set_collection_replay_guard(cid, true);
-    _set_collection_replay_guard(dest, true);
-    _debug_point("merge:guarded");
     r = _move_objects(sc.get(), dc.get(),
                       [](const ghobject_t&) { return true; });
     if (r < 0) {

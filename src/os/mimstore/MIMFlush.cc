@@ -393,7 +393,7 @@ void MIMStore::_flush_frozen()
     for (auto& fname : fnames) {
       {
         mim::ObjectState st;
-        std::lock_guard ol(_obj_lock(cname, fname));
+        std::lock_guard ol(obj_locks.of(cname, fname));
         if (!htmll->take_frozen(cname, fname, &st)) {
           continue;  // taken early by an op on the object
         }

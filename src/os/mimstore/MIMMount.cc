@@ -26,6 +26,7 @@
 #include "MIMJournal.h"
 #include "ObjectFiles.h"
 #include "ObjectName.h"
+#include "TxnCodec.h"
 #include "core/fault_io_env.h"
 
 #define dout_context cct
@@ -410,16 +411,9 @@ int MIMStore::_replay_journal()
   int r = journal->replay(
     [&](sn_t sn, bufferlist& bl) -> int {
       std::vector<Transaction> tls;
-      try {
-        auto p = bl.cbegin();
-        uint32_t count;
-        decode(count, p);
-        tls.resize(count);
-        for (auto& t : tls) {
-          decode(t, p);
-        }
-      } catch (ceph::buffer::error& e) {
-        derr << "journal entry sn " << sn << " does not decode: " << e.what()
+      std::string why;
+      if (decode_payload(bl, &tls, &why) < 0) {
+        derr << "journal entry sn " << sn << " does not decode: " << why
              << dendl;
         return -EIO;
       }

@@ -10,7 +10,6 @@
 #include "common/errno.h"
 #include "kv/KeyValueDB.h"
 
-#include "MIMOpsUtil.h"
 #include "ObjectFiles.h"
 #include "ObjectName.h"
 

@@ -26,7 +26,7 @@
 #include "common/errno.h"
 #include "kv/KeyValueDB.h"
 
-#include "MIMOpsUtil.h"
+#include "ObjectLocks.h"
 #include "ObjectFiles.h"
 #include "ObjectName.h"
 
@@ -287,7 +287,7 @@ int MIMStore::_take_cached_collection(const coll_t& cid)
   }
   for (auto& o : objs) {
     string fname = object_file_name(o);
-    std::lock_guard ol(_obj_lock(c->name, fname));
+    std::lock_guard ol(obj_locks.of(c->name, fname));
     int r = _take_cached(cid, fname, false);
     if (r < 0) {
       return r;
@@ -320,7 +320,7 @@ int MIMStore::_write(const coll_t& cid, const ghobject_t& oid, uint64_t off,
   ceph_assert(bl.length() == len);
   string cname = cid.to_str();
   string fname = object_file_name(oid);
-  std::lock_guard ol(_obj_lock(cname, fname));
+  std::lock_guard ol(obj_locks.of(cname, fname));
   // The file always exists once an object does: the cache holds bytes,
   // never existence.
   ObjectFDRef f;
@@ -400,7 +400,7 @@ int MIMStore::_zero(const coll_t& cid, const ghobject_t& oid, uint64_t off,
     return 0;
   }
   string fname = object_file_name(oid);
-  std::lock_guard ol(_obj_lock(cid.to_str(), fname));
+  std::lock_guard ol(obj_locks.of(cid.to_str(), fname));
   ObjectFDRef f;
   int r = _open(cid, oid, true, &f);
   if (r < 0) {
@@ -421,7 +421,7 @@ int MIMStore::_truncate(const coll_t& cid, const ghobject_t& oid,
     return 0;
   }
   string fname = object_file_name(oid);
-  std::lock_guard ol(_obj_lock(cid.to_str(), fname));
+  std::lock_guard ol(obj_locks.of(cid.to_str(), fname));
   ObjectFDRef f;
   int r = _open(cid, oid, false, &f);
   if (r < 0) {
@@ -459,7 +459,7 @@ int MIMStore::_remove(const coll_t& cid, const ghobject_t& oid)
     return -ENOENT;
   }
   string fname = object_file_name(oid);
-  std::lock_guard ol(_obj_lock(c->name, fname));
+  std::lock_guard ol(obj_locks.of(c->name, fname));
   int r = _take_cached(cid, fname, true);
   if (r < 0) {
     return r;
@@ -571,7 +571,7 @@ int MIMStore::_clone(const coll_t& cid, const ghobject_t& oldoid,
   string cname = cid.to_str();
   string ofname = object_file_name(oldoid);
   string nfname = object_file_name(newoid);
-  TwoLocks l(_obj_lock(cname, ofname), _obj_lock(cname, nfname));
+  TwoLocks l(obj_locks.of(cname, ofname), obj_locks.of(cname, nfname));
   ObjectFDRef of, nf;
   int r = _open(cid, oldoid, false, &of);
   if (r < 0) {
@@ -610,7 +610,7 @@ int MIMStore::_clone_range(const coll_t& cid, const ghobject_t& oldoid,
   string cname = cid.to_str();
   string ofname = object_file_name(oldoid);
   string nfname = object_file_name(newoid);
-  TwoLocks l(_obj_lock(cname, ofname), _obj_lock(cname, nfname));
+  TwoLocks l(obj_locks.of(cname, ofname), obj_locks.of(cname, nfname));
   ObjectFDRef of, nf;
   int r = _open(cid, oldoid, false, &of);
   if (r < 0) {

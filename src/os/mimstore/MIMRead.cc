@@ -29,12 +29,6 @@ using namespace mimstore;
 // ---------------------------------------------------------------------------
 // reads
 
-std::mutex& MIMStore::_obj_lock(const string& cname, const string& fname)
-{
-  size_t h = std::hash<string>()(fname) ^ (std::hash<string>()(cname) << 1);
-  return obj_locks[h % OBJ_LOCKS];
-}
-
 int MIMStore::_object_size(const coll_t& cid, const ghobject_t& oid,
                            const ObjectFDRef& f, uint64_t* size)
 {
@@ -58,7 +52,7 @@ int MIMStore::_open_for_read(CollectionHandle& ch, const ghobject_t& oid,
   }
   auto c = static_cast<Collection*>(ch.get());
   h->fname = object_file_name(oid);
-  h->lock = std::unique_lock(_obj_lock(c->name, h->fname));
+  h->lock = std::unique_lock(obj_locks.of(c->name, h->fname));
   r = files->open_object(c->cid, oid, false, &h->f);
   if (r < 0) {
     return r;

@@ -32,6 +32,7 @@
 #include "MIMJournal.h"
 #include "ObjectFiles.h"
 #include "ObjectName.h"
+#include "TxnCodec.h"
 #include "core/fault_io_env.h"
 
 #define dout_context cct
@@ -370,20 +371,10 @@ int MIMStore::queue_transactions(CollectionHandle& ch,
 {
   // One pass over the ops: the bytes written (cache room), and whether a
   // collection is removed (only those transactions pay for _validate).
-  uint64_t write_bytes = 0;
-  bool rmcoll = false;
-  for (auto& t : tls) {
-    for (auto i = t.begin(); i.have_op();) {
-      Transaction::Op* o = i.decode_op();
-      if (o->op == Transaction::OP_WRITE) {
-        write_bytes += o->len;
-      }
-      rmcoll |= o->op == Transaction::OP_RMCOLL;
-    }
-  }
+  OpScan scan = scan_ops(tls);
   // A transaction that must fail is refused before it reaches the journal:
   // journaled, it would fail at apply and again at every replay.
-  if (rmcoll) {
+  if (scan.removes_collection) {
     int r = _validate(tls);
     if (r < 0) {
       if (cct->_conf.get_val<bool>("objectstore_debug_throw_on_failed_txc")) {
@@ -393,15 +384,11 @@ int MIMStore::queue_transactions(CollectionHandle& ch,
     }
   }
   auto txc = new TransContext;
-  txc->write_bytes = write_bytes;
+  txc->write_bytes = scan.write_bytes;
   txc->ch = static_cast<Collection*>(ch.get());
   Transaction::collect_contexts(tls, &txc->on_applied, &txc->on_commit,
                                 &txc->on_applied_sync);
-  bufferlist bl;
-  encode(uint32_t(tls.size()), bl);
-  for (auto& t : tls) {
-    encode(t, bl);
-  }
+  bufferlist bl = encode_payload(tls);
   txc->tls = std::move(tls);
   txc->bytes = bl.length();
   txc->op = op;

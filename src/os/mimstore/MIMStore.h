@@ -33,9 +33,9 @@
  * by lockdep (the build has debug mutexes off):
  *   submit_lock    sn assignment and journal submission order; the queue
  *                  throttle. Outer to the journal's locks.
- *   obj_locks[i]   one object's file data against the flush thread and
+ *   obj_locks      one object's file data against the flush thread and
  *                  readers (stripes by object; two of them in address
- *                  order). Taken before coll_lock, Collection::lock,
+ *                  order: ObjectLocks.h). Taken before coll_lock, Collection::lock,
  *                  durable_lock and the HTMLL's lock: an op locks its object
  *                  first, then looks it up.
  *   coll_lock      coll_map; outer to Collection::lock
@@ -75,6 +75,7 @@
 
 #include "MIMConfig.h"
 #include "MIMPerf.h"
+#include "ObjectLocks.h"
 #include "core/checkpoint_tracker.h"
 #include "core/flush_policy.h"
 #include "core/fault_io_env.h"
@@ -393,6 +394,9 @@ class MIMStore : public ObjectStore {
   /// Write the cached extents of both collections to their files, before
   /// a collection guard (split, merge).
   int _collection_barrier(const coll_t& a, const coll_t& b);
+  /// Split and merge, before moving objects from cid to dest: the barrier,
+  /// then in-progress guards on both; `point` names the moment after.
+  int _begin_move(const coll_t& cid, const coll_t& dest, const char* point);
   /// Move the objects `which` selects from sc to dc (split, merge).
   int _move_objects(Collection* sc, Collection* dc,
                     const std::function<bool(const ghobject_t&)>& which);
@@ -406,7 +410,6 @@ class MIMStore : public ObjectStore {
   int _take_cached_collection(const coll_t& cid);
   int _open(const coll_t& cid, const ghobject_t& oid, bool create,
             ObjectFDRef* out);
-  std::mutex& _obj_lock(const std::string& cname, const std::string& fname);
   /// What a read of one object's bytes holds while it reads: the object's
   /// stripe lock (so the flush thread cannot write back and drop cached
   /// extents meanwhile), its file, and its size with the cache counted.
@@ -481,9 +484,8 @@ class MIMStore : public ObjectStore {
   std::multimap<sn_t, Context*> commit_waiters;
 
   /// Object stripes: serialize one object's file data between the apply
-  /// thread, the flush thread and readers.
-  static constexpr size_t OBJ_LOCKS = 256;
-  std::array<std::mutex, OBJ_LOCKS> obj_locks;
+  /// thread, the flush thread and readers (ObjectLocks.h).
+  mimstore::ObjectLocks obj_locks;
 
   /// Protects the durability accounting below.
   ceph::mutex durable_lock = ceph::make_mutex("MIMStore::durable_lock");

@@ -14,7 +14,6 @@
 #include "common/errno.h"
 #include "kv/KeyValueDB.h"
 
-#include "MIMOpsUtil.h"
 #include "ObjectFiles.h"
 #include "ObjectName.h"
 

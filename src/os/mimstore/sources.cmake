@@ -20,6 +20,7 @@ set(mimstore_srcs
   mimstore/ObjectFiles.cc
   mimstore/ObjectName.cc
   mimstore/ReplayGuards.cc
+  mimstore/TxnCodec.cc
   ${mimstore_core_srcs})
 # core/ headers are included as "core/...".
 include_directories(${CMAKE_CURRENT_LIST_DIR})
