@@ -412,6 +412,12 @@ int MIMStore::queue_transactions(CollectionHandle& ch,
   logger->set(l_mimstore_queue_bytes, queued_bytes);
   txc->sn = next_sn++;
   txc->ch->last_queued_sn = txc->sn;
+  for (size_t h : scan.object_hashes) {
+    txc->ch->slot_queued_sn[h % Collection::APPLY_SLOTS] = txc->sn;
+  }
+  if (scan.collection_wide) {
+    txc->ch->coll_op_queued_sn = txc->sn;
+  }
   dout(20) << __func__ << " sn " << txc->sn << " " << txc->bytes << " bytes"
            << dendl;
   journal->submit(txc->sn, std::move(bl), [this, txc] { _journaled(txc); });
@@ -507,7 +513,11 @@ void MIMStore::_finish(TransContext* txc)
 
 void MIMStore::_wait_applied(Collection* c)
 {
-  uint64_t want = c->last_queued_sn;
+  _wait_applied_sn(c->last_queued_sn);
+}
+
+void MIMStore::_wait_applied_sn(uint64_t want)
+{
   if (applied_sn >= want) {
     return;
   }

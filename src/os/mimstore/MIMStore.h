@@ -112,8 +112,25 @@ class MIMStore : public ObjectStore {
     bool exists = true;            ///< GUARDED_BY(lock)
 
     /// sn of the last transaction queued on this handle. Written under
-    /// store->submit_lock; readers wait until applied_sn reaches it.
+    /// store->submit_lock; collection_list and flush wait until applied_sn
+    /// reaches it.
     std::atomic<uint64_t> last_queued_sn{0};
+    /// A read of one object waits only for the transactions that changed
+    /// it (by hash slot) or the collection as a whole, as FileStore's
+    /// wait_for_apply(oid) did: not behind other objects' applies, which
+    /// writeback throttling can hold up for seconds. An OSD thread held
+    /// that long (reading object info for a write) lets the PG's read
+    /// lease lapse, and Reef then leaves a 1-OSD PG laggy for good.
+    /// Written under store->submit_lock.
+    static constexpr size_t APPLY_SLOTS = 128;
+    std::array<std::atomic<uint64_t>, APPLY_SLOTS> slot_queued_sn{};
+    std::atomic<uint64_t> coll_op_queued_sn{0};
+    /// What a read of `oid` must see applied.
+    uint64_t queued_sn_for(const ghobject_t& oid) const {
+      return std::max(
+        slot_queued_sn[std::hash<ghobject_t>()(oid) % APPLY_SLOTS].load(),
+        coll_op_queued_sn.load());
+    }
     std::atomic<ContextQueue*> commit_queue{nullptr};
 
     void flush() override;
@@ -293,6 +310,8 @@ class MIMStore : public ObjectStore {
   void _apply_thread();
   void _finish(TransContext* txc);
   void _wait_applied(Collection* c);
+  /// Wait until applied_sn reaches `want`.
+  void _wait_applied_sn(uint64_t want);
   void _wait_applied_all();
   CollectionRef _get_collection(const coll_t& c);
 

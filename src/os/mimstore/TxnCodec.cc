@@ -6,6 +6,7 @@
 #include "TxnCodec.h"
 
 #include <cerrno>
+#include <functional>
 
 using ceph::bufferlist;
 using ceph::decode;
@@ -42,9 +43,52 @@ int decode_payload(const bufferlist& bl, std::vector<Transaction>* tls,
   return 0;
 }
 
+namespace {
+
+enum class Names { NONE, OID, OID_AND_DEST, COLLECTION };
+
+/// Which objects an op changes, for the read-after-apply wait.
+Names names_of(uint32_t op)
+{
+  switch (op) {
+  case Transaction::OP_NOP:
+    return Names::NONE;
+  case Transaction::OP_TOUCH:
+  case Transaction::OP_CREATE:
+  case Transaction::OP_WRITE:
+  case Transaction::OP_ZERO:
+  case Transaction::OP_TRUNCATE:
+  case Transaction::OP_REMOVE:
+  case Transaction::OP_SETATTR:
+  case Transaction::OP_SETATTRS:
+  case Transaction::OP_RMATTR:
+  case Transaction::OP_RMATTRS:
+  case Transaction::OP_OMAP_CLEAR:
+  case Transaction::OP_OMAP_SETKEYS:
+  case Transaction::OP_OMAP_RMKEYS:
+  case Transaction::OP_OMAP_RMKEYRANGE:
+  case Transaction::OP_OMAP_SETHEADER:
+  case Transaction::OP_SETALLOCHINT:
+  case Transaction::OP_COLL_ADD:
+  case Transaction::OP_COLL_REMOVE:
+    return Names::OID;
+  case Transaction::OP_CLONE:
+  case Transaction::OP_CLONERANGE:
+  case Transaction::OP_CLONERANGE2:
+  case Transaction::OP_COLL_MOVE_RENAME:
+  case Transaction::OP_TRY_RENAME:
+    return Names::OID_AND_DEST;
+  default:
+    return Names::COLLECTION;  // and any op added to Ceph later
+  }
+}
+
+}  // namespace
+
 OpScan scan_ops(std::vector<Transaction>& tls)
 {
   OpScan s;
+  std::hash<ghobject_t> hash;
   for (auto& t : tls) {
     for (auto i = t.begin(); i.have_op();) {
       Transaction::Op* o = i.decode_op();
@@ -52,6 +96,19 @@ OpScan scan_ops(std::vector<Transaction>& tls)
         s.write_bytes += o->len;
       }
       s.removes_collection |= o->op == Transaction::OP_RMCOLL;
+      switch (names_of(o->op)) {
+      case Names::NONE:
+        break;
+      case Names::OID_AND_DEST:
+        s.object_hashes.push_back(hash(i.get_oid(o->dest_oid)));
+        [[fallthrough]];
+      case Names::OID:
+        s.object_hashes.push_back(hash(i.get_oid(o->oid)));
+        break;
+      case Names::COLLECTION:
+        s.collection_wide = true;
+        break;
+      }
     }
   }
   return s;

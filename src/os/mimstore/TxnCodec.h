@@ -31,6 +31,12 @@ int decode_payload(const ceph::bufferlist& bl,
 struct OpScan {
   uint64_t write_bytes = 0;  ///< sum of OP_WRITE lengths (cache room)
   bool removes_collection = false;  ///< an OP_RMCOLL: worth _validate
+  /// std::hash<ghobject_t> of every object an op names (source and
+  /// destination), repeats included: reads of these wait for this apply.
+  std::vector<size_t> object_hashes;
+  /// An op on the collection as a whole (create, remove, split, merge,
+  /// hints, bits, or one this scan does not know): every read waits.
+  bool collection_wide = false;
 };
 OpScan scan_ops(std::vector<ceph::os::Transaction>& tls);
 
