@@ -450,8 +450,11 @@ run_workload() {   # profile rw bs threads dist
     "$PY" "$QA_DIR/fsworkload.py" run --dir "$RBDFS_MNT/fileset" --personality "$wrw" \
       --warmup "$warmup" --runtime "$runtime" --out "$dir/fsworkload.json" 2>"$dir/fsworkload.stderr" >&2 || rc=$?
   else
+    # A cluster that stops completing I/O (a PG left laggy, an OSD wedged)
+    # keeps fio waiting for ever: give up 10 min after the window's end.
     # shellcheck disable=SC2046
-    (cd "$dir" && fio --name=bench $(fio_base) "${ropt[@]}" --bs="$bs" --iodepth="$t" --numjobs=1 \
+    (cd "$dir" && timeout --kill-after=60 $((warmup + runtime + 600)) \
+      fio --name=bench $(fio_base) "${ropt[@]}" --bs="$bs" --iodepth="$t" --numjobs=1 \
         "${dopt[@]}" --time_based --ramp_time="$warmup" --runtime="$runtime" \
         --write_lat_log=fio --log_unix_epoch=1 --disable_lat=1 --disable_slat=1 \
         --output-format=json --output=fio.json --eta=always --eta-newline=1 2>fio.stderr) |
@@ -469,6 +472,11 @@ run_workload() {   # profile rw bs threads dist
     tb_hdd_fast on      # the unmount's writeback is not measured
     rbdfs_down
     tb_hdd_fast off
+  fi
+  if ((rc == 124 || rc == 137)); then
+    { timeout 20 ceph --conf "$CEPH_CONF" health detail
+      timeout 20 ceph --conf "$CEPH_CONF" pg dump pgs_brief; } >"$dir/stalled.txt" 2>&1 || true
+    die "the workload did not finish 10 min after its window for $p/$name: the cluster stopped completing I/O (health and PG states in $dir/stalled.txt; slow ops and laggy PGs are the usual signs; OSD log under $CLUSTER_DIR/out/)"
   fi
   if ((rc != 0)); then
     tail -n 5 "$dir"/fio.stderr "$dir"/fsworkload.stderr 2>/dev/null >&2
