@@ -411,13 +411,7 @@ int MIMStore::queue_transactions(CollectionHandle& ch,
   logger->set(l_mimstore_queue_ops, queued_ops);
   logger->set(l_mimstore_queue_bytes, queued_bytes);
   txc->sn = next_sn++;
-  txc->ch->last_queued_sn = txc->sn;
-  for (size_t h : scan.object_hashes) {
-    txc->ch->slot_queued_sn[h % Collection::APPLY_SLOTS] = txc->sn;
-  }
-  if (scan.collection_wide) {
-    txc->ch->coll_op_queued_sn = txc->sn;
-  }
+  txc->ch->note_queued(txc->sn, scan.object_hashes, scan.collection_wide);
   dout(20) << __func__ << " sn " << txc->sn << " " << txc->bytes << " bytes"
            << dendl;
   journal->submit(txc->sn, std::move(bl), [this, txc] { _journaled(txc); });

@@ -35,9 +35,9 @@
  *                  throttle. Outer to the journal's locks.
  *   obj_locks      one object's file data against the flush thread and
  *                  readers (stripes by object; two of them in address
- *                  order: ObjectLocks.h). Taken before coll_lock, Collection::lock,
- *                  durable_lock and the HTMLL's lock: an op locks its object
- *                  first, then looks it up.
+ *                  order: ObjectLocks.h). Taken before coll_lock,
+ *                  Collection::lock, durable_lock and the HTMLL's lock: an
+ *                  op locks its object first, then looks it up.
  *   coll_lock      coll_map; outer to Collection::lock
  *   Collection::lock   the collection's object index and bits
  *   durable_lock   per-sn reference counts, parts waiting for a sync
@@ -125,10 +125,27 @@ class MIMStore : public ObjectStore {
     static constexpr size_t APPLY_SLOTS = 128;
     std::array<std::atomic<uint64_t>, APPLY_SLOTS> slot_queued_sn{};
     std::atomic<uint64_t> coll_op_queued_sn{0};
+    /// The slot of an object, from its std::hash<ghobject_t>.
+    static size_t slot_of(size_t object_hash) {
+      return object_hash % APPLY_SLOTS;
+    }
+    /// Transaction `sn` is queued on this handle, changing the objects
+    /// whose hashes are given, and the collection as a whole if
+    /// collection_wide. REQUIRES: store->submit_lock.
+    void note_queued(uint64_t sn, const std::vector<size_t>& object_hashes,
+                     bool collection_wide) {
+      last_queued_sn = sn;
+      for (size_t h : object_hashes) {
+        slot_queued_sn[slot_of(h)] = sn;
+      }
+      if (collection_wide) {
+        coll_op_queued_sn = sn;
+      }
+    }
     /// What a read of `oid` must see applied.
     uint64_t queued_sn_for(const ghobject_t& oid) const {
       return std::max(
-        slot_queued_sn[std::hash<ghobject_t>()(oid) % APPLY_SLOTS].load(),
+        slot_queued_sn[slot_of(std::hash<ghobject_t>()(oid))].load(),
         coll_op_queued_sn.load());
     }
     std::atomic<ContextQueue*> commit_queue{nullptr};

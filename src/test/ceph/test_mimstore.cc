@@ -868,7 +868,7 @@ TEST(MIMStoreReads, ReadWaitsOnlyForItsObject)
   ObjectStore::CollectionHandle ch;
   ASSERT_NO_FATAL_FAILURE(start_with_collection(s.get(), CID, &ch));
   auto slot = [](const ghobject_t& o) {
-    return std::hash<ghobject_t>()(o) % MIMStore::Collection::APPLY_SLOTS;
+    return MIMStore::Collection::slot_of(std::hash<ghobject_t>()(o));
   };
   const ghobject_t y = obj("y", 1), y2 = obj("y2", 2);
   uint32_t hx = 3;
