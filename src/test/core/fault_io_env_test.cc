@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -142,6 +143,18 @@ TEST(IoFaultSpec, Parses)
   EXPECT_EQ(crash_mode_t::DROP, s.mode);
 
   EXPECT_EQ(0, parse_fault_spec("", &s, &err));
+
+  ASSERT_EQ(0, parse_fault_spec("delay=read:probe:20000@2+,delay=read::5@1",
+                                &s, &err)) << err;
+  ASSERT_EQ(2u, s.delays.size());
+  EXPECT_EQ("probe", s.delays[0].path);
+  EXPECT_EQ(20000u, s.delays[0].ms);
+  EXPECT_EQ(2u, s.delays[0].nth);
+  EXPECT_TRUE(s.delays[0].and_after);
+  EXPECT_EQ("", s.delays[1].path);
+  EXPECT_EQ(5u, s.delays[1].ms);
+  EXPECT_FALSE(s.delays[1].and_after);
+  EXPECT_TRUE(s.fails.empty());
 }
 
 TEST(IoFaultSpec, RejectsWithMessage)
@@ -149,7 +162,10 @@ TEST(IoFaultSpec, RejectsWithMessage)
   for (const char* bad : {"crash_at=x", "crash_at=", "mode=foo", "seed=-1",
                           "fail=write:eio@5", "fail=bogus::eio@1",
                           "fail=write::eio@0", "fail=write::eio",
-                          "fail=write::ebogus@1", "unknown=1", "crash_at"}) {
+                          "fail=write::ebogus@1", "unknown=1", "crash_at",
+                          "delay=write::5@1", "delay=read::0@1",
+                          "delay=read::5@0", "delay=read::5",
+                          "delay=read::x@1", "delay=read::3600001@1"}) {
     fault_spec_t s;
     std::string err;
     EXPECT_EQ(-EINVAL, parse_fault_spec(bad, &s, &err)) << bad;
@@ -161,6 +177,60 @@ TEST(IoFaultSpec, RejectsWithMessage)
 }
 
 // ---- (a) failing the Nth matching operation --------------------------------
+
+TEST_F(IoFaultEnvTest, DelayHoldsTheNthMatchingReadOnly)
+{
+  std::string err;
+  ASSERT_EQ(0, env->set_spec("delay=read:slow:200@2", &err)) << err;
+  int slow = open_rw("slow");
+  int fast = open_rw("fast");
+  ASSERT_EQ(1, write_str(slow, "s", 0));
+  ASSERT_EQ(1, write_str(fast, "f", 0));
+  char c = 0;
+  EXPECT_EQ(1, env->pread(fast, &c, 1, 0));  // other path: not counted
+  EXPECT_EQ(1, env->pread(slow, &c, 1, 0));  // 1st: served at once
+  EXPECT_EQ(0u, env->delayed_reads());
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(1, env->pread(slow, &c, 1, 0));  // 2nd: held
+  auto held = std::chrono::steady_clock::now() - t0;
+  EXPECT_EQ('s', c);
+  EXPECT_EQ(1u, env->delayed_reads());
+  EXPECT_GE(held, std::chrono::milliseconds(200));
+  EXPECT_EQ(1, env->pread(slow, &c, 1, 0));  // 3rd: no "+", not held
+  EXPECT_EQ(1u, env->delayed_reads());
+  env->close(slow);
+  env->close(fast);
+}
+
+TEST_F(IoFaultEnvTest, DelayedReadDoesNotHoldOtherThreads)
+{
+  // The held read waits outside the env's lock: a write on another thread
+  // completes while it waits (the held read is released only after).
+  std::string err;
+  ASSERT_EQ(0, env->set_spec("delay=read:slow:60000@1", &err)) << err;
+  int slow = open_rw("slow");
+  int fast = open_rw("fast");
+  auto read_returned = std::make_shared<std::atomic<bool>>(false);
+  std::thread reader([e = env.get(), slow, read_returned] {
+    char c;
+    e->pread(slow, &c, 1, 0);
+    *read_returned = true;
+  });
+  // Wait until the reader is counted as held (it then sleeps unlocked).
+  while (env->delayed_reads() == 0) {
+    std::this_thread::yield();
+  }
+  EXPECT_EQ(1, write_str(fast, "f", 0));
+  EXPECT_EQ(0, env->fsync(fast));
+  // Were the lock held across the wait, the write would have waited the
+  // full minute for the read, which would have returned first.
+  EXPECT_FALSE(*read_returned);
+  // The reader sleeps on: it keeps both envs and slow's fd, leaked on
+  // purpose, until it returns or the process ends.
+  reader.detach();
+  (void)env.release();
+  (void)base.release();
+}
 
 TEST_F(IoFaultEnvTest, FailNthMatchingWrite)
 {

@@ -55,6 +55,7 @@ void FaultIoEnv::set_spec(const fault_spec_t& s)
   std::lock_guard l(lock_);
   spec_ = s;
   rule_seen_.assign(spec_.fails.size(), 0);
+  delay_seen_.assign(spec_.delays.size(), 0);
   rng_.seed(spec_.seed);
   if (!meta_on_locked()) {
     force_meta_log_locked(UINT64_MAX);
@@ -132,6 +133,12 @@ uint64_t FaultIoEnv::io_count() const
   return io_count_;
 }
 
+uint64_t FaultIoEnv::delayed_reads() const
+{
+  std::lock_guard l(lock_);
+  return delayed_reads_;
+}
+
 size_t FaultIoEnv::unsynced_writes() const
 {
   std::lock_guard l(lock_);
@@ -197,6 +204,23 @@ FaultIoEnv::Gate FaultIoEnv::gate_locked(uint32_t op, const std::string& path,
     }
   }
   return Gate::GO;
+}
+
+uint32_t FaultIoEnv::read_delay_locked(const std::string& path)
+{
+  uint32_t ms = 0;
+  for (size_t i = 0; i < spec_.delays.size(); ++i) {
+    const delay_rule_t& r = spec_.delays[i];
+    if (!r.path.empty() && path.find(r.path) == std::string::npos) {
+      continue;
+    }
+    uint64_t seen = ++delay_seen_[i];
+    if (seen == r.nth || (r.and_after && seen > r.nth)) {
+      ms = std::max(ms, r.ms);
+    }
+  }
+  delayed_reads_ += ms > 0;
+  return ms;
 }
 
 int FaultIoEnv::after_crash()

@@ -71,8 +71,10 @@
  *           | "mode=" mode           outcome of each unsynced write
  *           | "meta=" ("xfs"|"off")  metadata crash model (default off)
  *           | "fail=" rule           may repeat
+ *           | "delay=" delay         may repeat
  *   mode   := "random" | "drop" | "keep" | "tear"
  *   rule   := ops ":" [path] ":" err "@" N ["+"]
+ *   delay  := "read" ":" [path] ":" MS "@" N ["+"]
  *   ops    := op ("|" op)*
  *   op     := "read" | "write" | "aio" | "sync" | "fsync" | "trunc" | "open"
  *           | "meta" | "xattr" | "clone" | "any"
@@ -80,6 +82,10 @@
  *
  * e.g. "crash_at=1234,seed=7,mode=tear", "fail=write:journal:eio@5",
  * "fail=sync::eio@3+" (every sync from the 3rd on), "crash_at=99,meta=xfs".
+ * A delay holds the Nth matching pread (and every later one with "+") for
+ * MS milliseconds before it is served, outside the env's lock, so only the
+ * reading thread waits: a disk that is slow for one object, or an OSD
+ * thread held in the store (qa/crash/laggy-pg.sh).
  * `path` is a substring of the path the fd was opened with (or of a
  * metadata op's path); empty matches all; it cannot contain ',' or ':'.
  * "write" is pwritev only, "aio" is aio_submit_write (the failure is
@@ -149,12 +155,21 @@ struct fail_rule_t {
   bool and_after = false;       ///< ... and every later matching op
 };
 
+/// A pread held before it is served (spec item "delay=").
+struct delay_rule_t {
+  std::string path;             ///< substring; empty matches every path
+  uint32_t ms = 0;              ///< how long
+  uint64_t nth = 1;             ///< the Nth matching read waits (1-based)
+  bool and_after = false;       ///< ... and every later matching read
+};
+
 struct fault_spec_t {
   uint64_t crash_at = 0;        ///< 0: never
   uint64_t seed = 0;
   crash_mode_t mode = crash_mode_t::RANDOM;
   meta_model_t meta = meta_model_t::OFF;
   std::vector<fail_rule_t> fails;
+  std::vector<delay_rule_t> delays;
 };
 
 /// Parse the grammar above. -EINVAL with *err naming the bad item.
@@ -209,6 +224,8 @@ class FaultIoEnv : public IoEnv {
   /// Counted I/Os attempted so far (pwritev, syncs, aio submits; with
   /// meta=xfs also the metadata ops of the model).
   uint64_t io_count() const;
+  /// Reads a delay rule held so far.
+  uint64_t delayed_reads() const;
   /// Writes not yet durable.
   size_t unsynced_writes() const;
   /// Metadata ops not yet durable (meta=xfs).
@@ -327,6 +344,8 @@ class FaultIoEnv : public IoEnv {
   // REQUIRES: lock_ is held (all *_locked below).
   Gate gate_locked(uint32_t op, const std::string& path, bool counted,
                    int* err);
+  /// How long a pread of `path` is to wait (delay rules), counting it.
+  uint32_t read_delay_locked(const std::string& path);
   std::string path_of_locked(int fd) const;
   void crash_locked();
   int capture_locked(const fd_t& f, uint64_t off, uint64_t len,
@@ -367,9 +386,11 @@ class FaultIoEnv : public IoEnv {
   mutable std::mutex lock_;  ///< protects everything below
   fault_spec_t spec_;
   std::vector<uint64_t> rule_seen_;
+  std::vector<uint64_t> delay_seen_;  ///< matching reads per delay rule
   std::function<void()> crash_cb_;
   std::mt19937_64 rng_;
   uint64_t io_count_ = 0;
+  uint64_t delayed_reads_ = 0;
   bool crashed_ = false;
   uint64_t next_seq_ = 1;
   std::map<int, fd_t> fds_;

@@ -19,6 +19,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <thread>
 
 namespace mim {
 
@@ -105,13 +106,19 @@ int FaultIoEnv::close(int fd)
 
 ssize_t FaultIoEnv::pread(int fd, void* buf, size_t len, uint64_t off)
 {
+  uint32_t delay_ms;
   {
     std::lock_guard l(lock_);
     int err;
-    if (gate_locked(FAULT_OP_READ, path_of_locked(fd), false, &err) !=
-        Gate::GO) {
+    std::string path = path_of_locked(fd);
+    if (gate_locked(FAULT_OP_READ, path, false, &err) != Gate::GO) {
       return -err;
     }
+    delay_ms = read_delay_locked(path);
+  }
+  if (delay_ms) {
+    // (outside the lock: only this thread waits)
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
   }
   return base_->pread(fd, buf, len, off);
 }

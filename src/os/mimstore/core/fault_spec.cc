@@ -108,26 +108,44 @@ int parse_errno(const std::string& s, int* err)
   return -EINVAL;
 }
 
-int parse_rule(const std::string& s, fail_rule_t* r)
+/// "A:B:C@N[+]": the three fields, N (> 0) and whether "+" follows.
+bool split_rule(const std::string& s, std::vector<std::string>* fields,
+                uint64_t* nth, bool* and_after)
 {
   size_t at = s.rfind('@');
   if (at == std::string::npos) {
-    return -EINVAL;
+    return false;
   }
-  auto parts = split(s.substr(0, at), ':');
-  if (parts.size() != 3) {
-    return -EINVAL;
-  }
+  *fields = split(s.substr(0, at), ':');
   std::string n = s.substr(at + 1);
-  r->and_after = !n.empty() && n.back() == '+';
-  if (r->and_after) {
+  *and_after = !n.empty() && n.back() == '+';
+  if (*and_after) {
     n.pop_back();
   }
-  if (parse_ops(parts[0], &r->ops) < 0 || parse_errno(parts[2], &r->err) < 0 ||
-      !parse_u64(n, &r->nth) || r->nth == 0) {
+  return fields->size() == 3 && parse_u64(n, nth) && *nth > 0;
+}
+
+int parse_rule(const std::string& s, fail_rule_t* r)
+{
+  std::vector<std::string> f;
+  if (!split_rule(s, &f, &r->nth, &r->and_after) ||
+      parse_ops(f[0], &r->ops) < 0 || parse_errno(f[2], &r->err) < 0) {
     return -EINVAL;
   }
-  r->path = parts[1];
+  r->path = f[1];
+  return 0;
+}
+
+int parse_delay(const std::string& s, delay_rule_t* r)
+{
+  std::vector<std::string> f;
+  uint64_t ms;
+  if (!split_rule(s, &f, &r->nth, &r->and_after) || f[0] != "read" ||
+      !parse_u64(f[2], &ms) || ms == 0 || ms > 3600 * 1000) {
+    return -EINVAL;
+  }
+  r->ms = static_cast<uint32_t>(ms);
+  r->path = f[1];
   return 0;
 }
 
@@ -178,12 +196,19 @@ int parse_fault_spec(const std::string& spec, fault_spec_t* out,
       if (ok) {
         s.fails.push_back(r);
       }
+    } else if (key == "delay") {
+      delay_rule_t r;
+      ok = parse_delay(val, &r) == 0;
+      if (ok) {
+        s.delays.push_back(r);
+      }
     }
     if (!ok) {
       if (err) {
         *err = "bad fault injection item '" + item + "' (expected crash_at=N, "
-               "seed=N, mode=random|drop|keep|tear, meta=xfs|off or "
-               "fail=OPS:[PATH]:ERR@N[+])";
+               "seed=N, mode=random|drop|keep|tear, meta=xfs|off, "
+               "fail=OPS:[PATH]:ERR@N[+] or delay=read:[PATH]:MS@N[+] with "
+               "MS 1..3600000)";
       }
       return -EINVAL;
     }
