@@ -70,17 +70,14 @@ void MIMStore::dump_htmll(ceph::Formatter* f)
   f->dump_float("time_thresh_s", policy->time_thresh());
   f->dump_unsigned("checkpoint", tracker.checkpoint());
   f->dump_unsigned("checkpoint_pending", tracker.pending());
-  f->dump_unsigned("applied_sn", applied_sn);
+  f->dump_unsigned("applied_sn", sequencer.applied_sn());
   {
     std::lock_guard l(durable_lock);
     f->dump_unsigned("sns_held", holds.size());
     f->dump_unsigned("parts_waiting_for_sync", unsynced.size());
   }
-  {
-    std::lock_guard l(apply_lock);
-    f->dump_unsigned("apply_queue", apply_queue.size());
-    f->dump_unsigned("commit_waiters", commit_waiters.size());
-  }
+  f->dump_unsigned("apply_queue", sequencer.queue_length());
+  f->dump_unsigned("commit_waiters", sequencer.waiters());
   f->dump_unsigned("journal_used", journal->used());
   f->dump_unsigned("journal_live_entries", journal->live_entries());
   f->open_array_section("top_collections");

@@ -121,17 +121,7 @@ int MIMStore::_create_collection(const coll_t& cid, int bits)
   if (r < 0) {
     return r;
   }
-  CollectionRef c;
-  {
-    std::unique_lock l(coll_lock);
-    auto p = coll_map.find(cid);
-    if (p == coll_map.end()) {
-      c = ceph::make_ref<Collection>(this, cid);
-      coll_map[cid] = c;
-    } else {
-      c = p->second;
-    }
-  }
+  CollectionRef c = colls.get_or_create(this, cid);
   {
     std::unique_lock l(c->lock);
     if (!replaying) {
@@ -152,7 +142,7 @@ int MIMStore::_destroy_collection(const coll_t& cid)
   if (!_check_replay_guard(cid, nullptr)) {
     return 0;
   }
-  auto c = _get_collection(cid);
+  auto c = colls.get(cid);
   if (!c) {
     return -ENOENT;
   }
@@ -173,8 +163,7 @@ int MIMStore::_destroy_collection(const coll_t& cid)
     std::unique_lock l(c->lock);
     c->exists = false;
   }
-  std::unique_lock l(coll_lock);
-  coll_map.erase(cid);
+  colls.drop(cid);
   return 0;
 }
 
@@ -192,8 +181,8 @@ int MIMStore::_collection_move_rename(const coll_t& oldcid,
   if (oldcid == newcid && oldoid == newoid) {
     return 0;
   }
-  auto oc = _get_collection(oldcid);
-  auto nc = _get_collection(newcid);
+  auto oc = colls.get(oldcid);
+  auto nc = colls.get(newcid);
   if (!oc) {
     return -ENOENT;
   }
@@ -360,8 +349,8 @@ int MIMStore::_split_collection(const coll_t& cid, uint32_t bits,
   if (_guard_cmp(dest, nullptr) < 0 || _guard_cmp(cid, nullptr) < 0) {
     return 0;  // done before the crash
   }
-  auto sc = _get_collection(cid);
-  auto dc = _get_collection(dest);
+  auto sc = colls.get(cid);
+  auto dc = colls.get(dest);
   if (!sc || !dc) {
     return -ENOENT;
   }
@@ -400,8 +389,8 @@ int MIMStore::_merge_collection(const coll_t& cid, uint32_t bits,
   if (!moved && _guard_cmp(cid, nullptr) < 0) {
     return 0;
   }
-  auto sc = _get_collection(cid);
-  auto dc = _get_collection(dest);
+  auto sc = colls.get(cid);
+  auto dc = colls.get(dest);
   if (!dc || (!sc && !moved)) {
     return -ENOENT;
   }
@@ -416,15 +405,11 @@ int MIMStore::_merge_collection(const coll_t& cid, uint32_t bits,
     if (r < 0) {
       return r;
     }
-    {
-      std::lock_guard l(tombstone_lock);
-      r = files->set_tombstone(cid, cur_spos);
-      if (r < 0) {
-        derr << "cannot record the removal of " << cid << ": "
-             << cpp_strerror(r) << dendl;
-        return r;
-      }
-      tombstones[cid] = cur_spos.seq;
+    r = colls.record_tombstone(files.get(), cid, cur_spos);
+    if (r < 0) {
+      derr << "cannot record the removal of " << cid << ": "
+           << cpp_strerror(r) << dendl;
+      return r;
     }
     _debug_point("merge:tombstone");
   }
@@ -441,8 +426,7 @@ int MIMStore::_merge_collection(const coll_t& cid, uint32_t bits,
       std::unique_lock l(sc->lock);
       sc->exists = false;
     }
-    std::unique_lock l(coll_lock);
-    coll_map.erase(cid);
+    colls.drop(cid);
   }
   _debug_point("merge:removed");
   _set_collection_replay_guard(dest);
@@ -452,7 +436,7 @@ int MIMStore::_merge_collection(const coll_t& cid, uint32_t bits,
 int MIMStore::_set_bits(const coll_t& cid, int bits)
 {
   dout(15) << __func__ << " " << cid << " bits " << bits << dendl;
-  auto c = _get_collection(cid);
+  auto c = colls.get(cid);
   if (!c) {
     return -ENOENT;
   }

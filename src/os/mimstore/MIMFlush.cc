@@ -86,9 +86,7 @@ void MIMStore::_request_freeze(mim::FlushTrigger why)
     }
     freeze_queued = true;
   }
-  std::lock_guard l(apply_lock);
-  apply_queue.push_back(ApplyItem{nullptr, why});
-  apply_cond.notify_one();
+  sequencer.push(ApplyItem{nullptr, why});
 }
 
 void MIMStore::_maybe_freeze(mim::FlushTrigger forced)
@@ -169,7 +167,7 @@ void MIMStore::_maybe_freeze(mim::FlushTrigger forced)
   flush_pending = true;
   last_freeze = ceph::mono_clock::now();
   // The transaction being applied (if any) is in the frozen generation.
-  active_gen_first_sn = std::max<sn_t>(applied_sn, applying_sn) + 1;
+  active_gen_first_sn = std::max<sn_t>(sequencer.applied_sn(), applying_sn) + 1;
   bg_cond.notify_all();
 }
 
@@ -516,9 +514,9 @@ int MIMStore::_do_sync()
       ceph_abort_msg("mimstore: checkpoint write failed");
     }
     last_checkpoint = cp;
-    _trim_tombstones(cp);
+    colls.trim_tombstones(files.get(), cp);
   }
-  logger->set(l_mimstore_checkpoint_lag_sns, applied_sn + 1 - cp);
+  logger->set(l_mimstore_checkpoint_lag_sns, sequencer.applied_sn() + 1 - cp);
   logger->set(l_mimstore_checkpoint_lag_bytes, journal->used());
   logger->set(l_mimstore_journal_used_bytes, journal->used());
   {
@@ -527,27 +525,6 @@ int MIMStore::_do_sync()
     bg_cond.notify_all();
   }
   return 0;
-}
-
-void MIMStore::_trim_tombstones(sn_t checkpoint)
-{
-  // REQUIRES: `checkpoint` is persisted: replay never starts before it, so
-  // a tombstone of an earlier merge has nothing left to stop.
-  std::lock_guard l(tombstone_lock);
-  for (auto p = tombstones.begin(); p != tombstones.end();) {
-    if (p->second >= checkpoint) {
-      ++p;
-      continue;
-    }
-    int r = files->remove_tombstone(p->first);
-    if (r < 0) {
-      dout(1) << "cannot remove the tombstone of " << p->first << ": "
-              << cpp_strerror(r) << dendl;
-      ++p;
-      continue;
-    }
-    p = tombstones.erase(p);
-  }
 }
 
 void MIMStore::_sync_thread()
@@ -595,7 +572,7 @@ int MIMStore::_flush_everything()
 {
   // Used by umount and the admin command: write every cached byte back and
   // checkpoint up to the newest applied transaction.
-  _wait_applied_all();
+  sequencer.wait_applied_all();
   if (conf.merge) {
     uint64_t want;
     {

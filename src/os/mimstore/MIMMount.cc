@@ -391,9 +391,9 @@ int MIMStore::_load_collections()
     int bits = 0;
     files->get_collection_bits(c, &bits);
     ref->bits = bits;
-    coll_map[c] = ref;
+    colls.add(ref);
   }
-  dout(5) << "loaded " << coll_map.size() << " collections" << dendl;
+  dout(5) << "loaded " << colls.size() << " collections" << dendl;
   return 0;
 }
 
@@ -447,7 +447,7 @@ int MIMStore::_replay_journal()
     derr << "sync after replay failed: " << cpp_strerror(r) << dendl;
     return r;
   }
-  next_sn = next;
+  sequencer.reset(next, conf.queue_max_ops, conf.queue_max_bytes, logger);
   return 0;
 }
 
@@ -511,6 +511,7 @@ int MIMStore::_make_merge_cache()
 
 int MIMStore::_start_after_replay()
 {
+  sn_t next_sn = sequencer.next_sn();
   tracker.reset(next_sn);
   int r = journal->start(next_sn);
   if (r < 0) {
@@ -519,20 +520,16 @@ int MIMStore::_start_after_replay()
   }
   journal->set_pressure_callback(
     [this] { _request_freeze(mim::FlushTrigger::JOURNAL_PRESSURE); });
-  applied_sn = next_sn - 1;
   applying_sn = next_sn - 1;
   active_gen_first_sn = next_sn;
-  {
-    // The journal restarts after everything replayed: no replay will start
-    // before next_sn again, so no tombstone is needed any more.
-    std::map<coll_t, SequencerPosition> ts;
-    files->list_tombstones(&ts);
-    std::lock_guard l(tombstone_lock);
-    for (auto& [c, pos] : ts) {
-      tombstones[c] = pos.seq;
-    }
+  // The journal restarts after everything replayed: no replay will start
+  // before next_sn again, so no tombstone is needed any more.
+  r = colls.load_tombstones(files.get());
+  if (r < 0) {
+    // (they stay on disk, harmless, until a later mount reads them)
+    dout(1) << "cannot list merge tombstones: " << cpp_strerror(r) << dendl;
   }
-  _trim_tombstones(next_sn);
+  colls.trim_tombstones(files.get(), next_sn);
   finisher.start();
   _start_threads();
   mounted = true;
@@ -613,7 +610,7 @@ int MIMStore::mount()
       return r < 0 ? r : -EIO;
     }
   }
-  dout(1) << "mounted, next sn " << next_sn << dendl;
+  dout(1) << "mounted, next sn " << sequencer.next_sn() << dendl;
   return 0;
 
  fail:
@@ -628,7 +625,7 @@ int MIMStore::mount()
     journal->close(false);
     journal.reset();
   }
-  coll_map.clear();
+  colls.clear();
   htmll.reset();
   policy.reset();
   if (db) {
@@ -643,12 +640,13 @@ int MIMStore::umount()
 {
   ceph_assert(mounted);
   dout(1) << "umount" << dendl;
-  _wait_applied_all();
+  sequencer.wait_applied_all();
   int r = _flush_everything();
   _unregister_admin();
   _stop_threads();
   finisher.wait_for_empty();
   finisher.stop();
+  sn_t next_sn = sequencer.next_sn();
   bool clean = r == 0 && tracker.checkpoint() == next_sn;
   if (!clean) {
     derr << "umount is not clean (checkpoint " << tracker.checkpoint()
@@ -661,10 +659,7 @@ int MIMStore::umount()
     r = jr;
   }
   journal.reset();
-  {
-    std::unique_lock l(coll_lock);
-    coll_map.clear();
-  }
+  colls.clear();
   htmll.reset();
   policy.reset();
   _close_db();
@@ -729,58 +724,55 @@ int MIMStore::fsck(bool deep)
   }
   int errors = 0;
   std::set<ghobject_t> with_files;
-  {
-    std::shared_lock l(coll_lock);
-    for (auto& [cid, c] : coll_map) {
-      std::shared_lock cl(c->lock);
-      if (!c->exists) {
-        continue;
-      }
-      std::set<ghobject_t> on_disk;
-      std::vector<string> bad;
-      int r = files->list_objects(cid, &on_disk, &bad);
-      if (r < 0) {
-        derr << "fsck: cannot list " << cid << ": " << cpp_strerror(r)
-             << dendl;
+  colls.for_each([&](const coll_t& cid, const CollectionRef& c) {
+    std::shared_lock cl(c->lock);
+    if (!c->exists) {
+      return;
+    }
+    std::set<ghobject_t> on_disk;
+    std::vector<string> bad;
+    int r = files->list_objects(cid, &on_disk, &bad);
+    if (r < 0) {
+      derr << "fsck: cannot list " << cid << ": " << cpp_strerror(r)
+           << dendl;
+      ++errors;
+      return;
+    }
+    for (auto& b : bad) {
+      derr << "fsck: stray file " << b << dendl;
+      ++errors;
+    }
+    if (on_disk != c->objects) {
+      derr << "fsck: " << cid << " index (" << c->objects.size()
+           << ") and directory (" << on_disk.size() << ") disagree"
+           << dendl;
+      ++errors;
+    }
+    for (auto& o : on_disk) {
+      if (!with_files.insert(o).second) {
+        derr << "fsck: " << o << " is in more than one collection" << dendl;
         ++errors;
-        continue;
       }
-      for (auto& b : bad) {
-        derr << "fsck: stray file " << b << dendl;
-        ++errors;
-      }
-      if (on_disk != c->objects) {
-        derr << "fsck: " << cid << " index (" << c->objects.size()
-             << ") and directory (" << on_disk.size() << ") disagree"
-             << dendl;
-        ++errors;
-      }
-      for (auto& o : on_disk) {
-        if (!with_files.insert(o).second) {
-          derr << "fsck: " << o << " is in more than one collection" << dendl;
-          ++errors;
+      if (deep) {
+        ObjectFDRef f;
+        int rr = files->open_object(cid, o, false, &f);
+        uint64_t size = 0;
+        if (rr == 0) {
+          rr = files->size(f, &size);
         }
-        if (deep) {
-          ObjectFDRef f;
-          int rr = files->open_object(cid, o, false, &f);
-          uint64_t size = 0;
-          if (rr == 0) {
-            rr = files->size(f, &size);
-          }
-          for (uint64_t off = 0; rr == 0 && off < size; off += 1 << 20) {
-            bufferlist bl;
-            rr = files->read(f, off, 1 << 20, &bl);
-            rr = rr < 0 ? rr : 0;
-          }
-          if (rr < 0) {
-            derr << "fsck: cannot read " << cid << "/" << o << ": "
-                 << cpp_strerror(rr) << dendl;
-            ++errors;
-          }
+        for (uint64_t off = 0; rr == 0 && off < size; off += 1 << 20) {
+          bufferlist bl;
+          rr = files->read(f, off, 1 << 20, &bl);
+          rr = rr < 0 ? rr : 0;
+        }
+        if (rr < 0) {
+          derr << "fsck: cannot read " << cid << "/" << o << ": "
+               << cpp_strerror(rr) << dendl;
+          ++errors;
         }
       }
     }
-  }
+  });
   // Every omap header must belong to an object with a file.
   std::vector<ghobject_t> with_omap;
   int r = omap->list_objects(&with_omap);

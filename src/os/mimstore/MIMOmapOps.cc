@@ -83,7 +83,7 @@ int MIMStore::_do_omap_op(Transaction::iterator& i, Transaction::Op* op)
     return 0;                                                       \
   }                                                                 \
   {                                                                 \
-    auto c = _get_collection(cid);                                  \
+    auto c = colls.get(cid);                                        \
     if (!c || !c->has(oid)) {                                       \
       return -ENOENT;                                               \
     }                                                               \

@@ -233,7 +233,7 @@ void MIMStore::_debug_point(const char* where)
 int MIMStore::_open(const coll_t& cid, const ghobject_t& oid, bool create,
                     ObjectFDRef* out)
 {
-  auto c = _get_collection(cid);
+  auto c = colls.get(cid);
   if (!c) {
     return -ENOENT;
   }
@@ -276,7 +276,7 @@ int MIMStore::_take_cached(const coll_t& cid, const string& fname,
 
 int MIMStore::_take_cached_collection(const coll_t& cid)
 {
-  auto c = _get_collection(cid);
+  auto c = colls.get(cid);
   if (!c) {
     return 0;
   }
@@ -447,9 +447,9 @@ int MIMStore::_remove(const coll_t& cid, const ghobject_t& oid)
   if (_guard_cmp(cid, &oid, &born_later) <= 0) {
     return born_later ? _replay_omap_clear(oid) : 0;
   }
-  auto c = _get_collection(cid);
+  auto c = colls.get(cid);
   if (!c || !c->has(oid)) {
-    if (replaying && !_object_anywhere(oid)) {
+    if (replaying && !colls.holds_anywhere(oid)) {
       // (an object a later split or merge moved elsewhere keeps its omap)
       int r = _replay_omap_clear(oid);
       if (r < 0) {
@@ -477,17 +477,6 @@ int MIMStore::_remove(const coll_t& cid, const ghobject_t& oid)
   return 0;
 }
 
-bool MIMStore::_object_anywhere(const ghobject_t& oid)
-{
-  std::shared_lock l(coll_lock);
-  for (auto& [cid, c] : coll_map) {
-    if (c->has(oid)) {
-      return true;
-    }
-  }
-  return false;
-}
-
 int MIMStore::_replay_omap_clear(const ghobject_t& oid)
 {
   int r = omap->clear(oid, &cur_spos);
@@ -508,7 +497,7 @@ int MIMStore::_setattrs(const coll_t& cid, const ghobject_t& oid,
   if (!_check_replay_guard(cid, &oid)) {
     return 0;
   }
-  auto c = _get_collection(cid);
+  auto c = colls.get(cid);
   if (!c || !c->has(oid)) {
     return -ENOENT;
   }
@@ -526,7 +515,7 @@ int MIMStore::_rmattr(const coll_t& cid, const ghobject_t& oid,
   if (!_check_replay_guard(cid, &oid)) {
     return 0;
   }
-  auto c = _get_collection(cid);
+  auto c = colls.get(cid);
   if (!c || !c->has(oid)) {
     return -ENOENT;
   }
@@ -539,7 +528,7 @@ int MIMStore::_rmattrs(const coll_t& cid, const ghobject_t& oid)
   if (!_check_replay_guard(cid, &oid)) {
     return 0;
   }
-  auto c = _get_collection(cid);
+  auto c = colls.get(cid);
   if (!c || !c->has(oid)) {
     return -ENOENT;
   }

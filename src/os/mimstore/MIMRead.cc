@@ -63,7 +63,7 @@ int MIMStore::_open_for_read(CollectionHandle& ch, const ghobject_t& oid,
 int MIMStore::_check_object(CollectionHandle& ch, const ghobject_t& oid)
 {
   auto c = static_cast<Collection*>(ch.get());
-  _wait_applied_sn(c->queued_sn_for(oid));
+  sequencer.wait_applied(c->queued_sn_for(oid));
   return c->has(oid) ? 0 : -ENOENT;
 }
 

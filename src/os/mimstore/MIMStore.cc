@@ -49,25 +49,19 @@ using namespace mimstore;
 // ---------------------------------------------------------------------------
 // Collection
 
-MIMStore::Collection::Collection(MIMStore* s, const coll_t& c)
+mimstore::Collection::Collection(MIMStore* s, const coll_t& c)
   : CollectionImpl(s->cct, c), store(s), name(c.to_str())
 {
 }
 
-void MIMStore::Collection::flush()
+void mimstore::Collection::flush()
 {
   store->_wait_applied(this);
 }
 
-bool MIMStore::Collection::flush_commit(Context* c)
+bool mimstore::Collection::flush_commit(Context* c)
 {
-  uint64_t want = last_queued_sn;
-  std::lock_guard l(store->apply_lock);
-  if (store->applied_sn >= want) {
-    return true;
-  }
-  store->commit_waiters.emplace(want, c);
-  return false;
+  return store->sequencer.flush_commit(last_queued_sn, c);
 }
 
 // ---------------------------------------------------------------------------
@@ -192,59 +186,40 @@ objectstore_perf_stat_t MIMStore::get_cur_stats()
 // ---------------------------------------------------------------------------
 // collections
 
-MIMStore::CollectionRef MIMStore::_get_collection(const coll_t& c)
-{
-  std::shared_lock l(coll_lock);
-  auto p = coll_map.find(c);
-  if (p == coll_map.end()) {
-    return CollectionRef();
-  }
-  return p->second;
-}
-
 ObjectStore::CollectionHandle MIMStore::open_collection(const coll_t& c)
 {
-  return _get_collection(c);
+  return colls.get(c);
 }
 
 ObjectStore::CollectionHandle MIMStore::create_new_collection(const coll_t& c)
 {
   // The handle exists at once (transactions are queued on it); the
   // directory is made when the create op is applied.
-  std::unique_lock l(coll_lock);
-  auto p = coll_map.find(c);
-  if (p != coll_map.end()) {
-    return p->second;
-  }
-  auto ref = ceph::make_ref<Collection>(this, c);
-  ref->exists = false;
-  coll_map[c] = ref;
-  return ref;
+  return colls.get_or_create(this, c);
 }
 
 void MIMStore::set_collection_commit_queue(const coll_t& cid,
                                            ContextQueue* commit_queue)
 {
-  if (auto c = _get_collection(cid)) {
+  if (auto c = colls.get(cid)) {
     c->commit_queue = commit_queue;
   }
 }
 
 int MIMStore::list_collections(std::vector<coll_t>& ls)
 {
-  std::shared_lock l(coll_lock);
-  for (auto& [cid, c] : coll_map) {
+  colls.for_each([&](const coll_t& cid, const CollectionRef& c) {
     std::shared_lock cl(c->lock);
     if (c->exists) {
       ls.push_back(cid);
     }
-  }
+  });
   return 0;
 }
 
 bool MIMStore::collection_exists(const coll_t& c)
 {
-  auto ref = _get_collection(c);
+  auto ref = colls.get(c);
   if (!ref) {
     return false;
   }
@@ -302,13 +277,13 @@ int MIMStore::collection_list(CollectionHandle& ch, const ghobject_t& start,
 
 int MIMStore::_validate(std::vector<Transaction>& tls)
 {
-  _wait_applied_all();
+  sequencer.wait_applied_all();
   std::map<coll_t, std::set<ghobject_t>> objs;
   auto get = [&](const coll_t& cid) -> std::set<ghobject_t>& {
     auto p = objs.find(cid);
     if (p == objs.end()) {
       p = objs.emplace(cid, std::set<ghobject_t>()).first;
-      if (auto c = _get_collection(cid)) {
+      if (auto c = colls.get(cid)) {
         std::shared_lock l(c->lock);
         p->second = c->objects;
       }
@@ -395,26 +370,14 @@ int MIMStore::queue_transactions(CollectionHandle& ch,
   txc->queued_at = ceph::mono_clock::now();
 
   _backoff();
-  std::unique_lock l(submit_lock);
-  // Throttle: bound what is queued but not applied, so a slow data disk
-  // pushes back on the OSD instead of growing memory without limit.
-  if (queued_ops >= conf.queue_max_ops ||
-      (queued_ops && queued_bytes + txc->bytes > conf.queue_max_bytes)) {
-    logger->inc(l_mimstore_throttle_waits);
-    submit_cond.wait(l, [&] {
-      return queued_ops < conf.queue_max_ops &&
-             (!queued_ops || queued_bytes + txc->bytes <= conf.queue_max_bytes);
-    });
-  }
-  ++queued_ops;
-  queued_bytes += txc->bytes;
-  logger->set(l_mimstore_queue_ops, queued_ops);
-  logger->set(l_mimstore_queue_bytes, queued_bytes);
-  txc->sn = next_sn++;
-  txc->ch->note_queued(txc->sn, scan.object_hashes, scan.collection_wide);
-  dout(20) << __func__ << " sn " << txc->sn << " " << txc->bytes << " bytes"
-           << dendl;
-  journal->submit(txc->sn, std::move(bl), [this, txc] { _journaled(txc); });
+  sequencer.admit(txc->bytes, [&](sn_t sn) {
+    // (under the submission lock: the journal sees sn order)
+    txc->sn = sn;
+    txc->ch->note_queued(sn, scan.object_hashes, scan.collection_wide);
+    dout(20) << "queue_transactions sn " << sn << " " << txc->bytes
+             << " bytes" << dendl;
+    journal->submit(sn, std::move(bl), [this, txc] { _journaled(txc); });
+  });
   return 0;
 }
 
@@ -422,25 +385,15 @@ void MIMStore::_journaled(TransContext* txc)
 {
   logger->tinc(l_mimstore_commit_lat,
                ceph::mono_clock::now() - txc->queued_at);
-  std::lock_guard l(apply_lock);
-  apply_queue.push_back(ApplyItem{txc, mim::FlushTrigger::NONE});
-  apply_cond.notify_one();
+  sequencer.push(ApplyItem{txc, mim::FlushTrigger::NONE});
 }
 
 void MIMStore::_apply_thread()
 {
-  std::unique_lock l(apply_lock);
-  while (true) {
-    apply_cond.wait(l, [this] { return apply_stop || !apply_queue.empty(); });
-    if (apply_queue.empty()) {
-      break;  // stop requested and drained
-    }
-    ApplyItem item = apply_queue.front();
-    apply_queue.pop_front();
-    l.unlock();
+  ApplyItem item;
+  while (sequencer.pop(&item)) {
     if (!item.txc) {
       _maybe_freeze(item.freeze);
-      l.lock();
       continue;
     }
     TransContext* txc = item.txc;
@@ -459,12 +412,8 @@ void MIMStore::_apply_thread()
     }
     _release_after_sync(txc->sn);
     _maybe_freeze(mim::FlushTrigger::NONE);
-    l.lock();
-    applied_sn = txc->sn;
-    applied_cond.notify_all();
-    l.unlock();
+    sequencer.set_applied(txc->sn);
     _finish(txc);
-    l.lock();
   }
 }
 
@@ -486,56 +435,19 @@ void MIMStore::_finish(TransContext* txc)
       finisher.queue(txc->on_commit);
     }
   }
-  {
-    std::lock_guard l(apply_lock);
-    while (!commit_waiters.empty() &&
-           commit_waiters.begin()->first <= txc->sn) {
-      finisher.queue(commit_waiters.begin()->second);
-      commit_waiters.erase(commit_waiters.begin());
-    }
-  }
-  {
-    std::lock_guard l(submit_lock);
-    --queued_ops;
-    queued_bytes -= txc->bytes;
-    logger->set(l_mimstore_queue_ops, queued_ops);
-    logger->set(l_mimstore_queue_bytes, queued_bytes);
-    submit_cond.notify_all();
-  }
+  sequencer.commit_waiters_to(txc->sn, finisher);
+  sequencer.release(txc->bytes);
   delete txc;
 }
 
 void MIMStore::_wait_applied(Collection* c)
 {
-  _wait_applied_sn(c->last_queued_sn);
-}
-
-void MIMStore::_wait_applied_sn(uint64_t want)
-{
-  if (applied_sn >= want) {
-    return;
-  }
-  std::unique_lock l(apply_lock);
-  applied_cond.wait(l, [&] { return applied_sn >= want; });
-}
-
-void MIMStore::_wait_applied_all()
-{
-  uint64_t want;
-  {
-    std::lock_guard l(submit_lock);
-    want = next_sn - 1;
-  }
-  std::unique_lock l(apply_lock);
-  applied_cond.wait(l, [&] { return applied_sn >= want; });
+  sequencer.wait_applied(c->last_queued_sn);
 }
 
 void MIMStore::_start_threads()
 {
-  {
-    std::lock_guard l(apply_lock);
-    apply_stop = false;
-  }
+  sequencer.start();
   {
     std::lock_guard l(bg_lock);
     bg_stop = false;
@@ -549,11 +461,7 @@ void MIMStore::_start_threads()
 
 void MIMStore::_stop_threads()
 {
-  {
-    std::lock_guard l(apply_lock);
-    apply_stop = true;
-    apply_cond.notify_all();
-  }
+  sequencer.stop();
   apply_thread.join();
   {
     std::lock_guard l(bg_lock);

@@ -31,20 +31,22 @@
  *
  * Locks, and how they nest (outer first). Read from the code, not checked
  * by lockdep (the build has debug mutexes off):
- *   submit_lock    sn assignment and journal submission order; the queue
- *                  throttle. Outer to the journal's locks.
+ *   Sequencer::submit_lock   sn assignment and journal submission order;
+ *                  the queue throttle. Outer to the journal's locks.
  *   obj_locks      one object's file data against the flush thread and
  *                  readers (stripes by object; two of them in address
- *                  order: ObjectLocks.h). Taken before coll_lock,
- *                  Collection::lock, durable_lock and the HTMLL's lock: an
- *                  op locks its object first, then looks it up.
- *   coll_lock      coll_map; outer to Collection::lock
+ *                  order: ObjectLocks.h). Taken before the collection
+ *                  registry's lock, Collection::lock, durable_lock and the
+ *                  HTMLL's lock: an op locks its object first, then looks
+ *                  it up.
+ *   Collections::lock  the handle map; outer to Collection::lock
  *   Collection::lock   the collection's object index and bits
  *   durable_lock   per-sn reference counts, parts waiting for a sync
  *   bg_lock        the flush and sync threads' control state; outer to the
  *                  HTMLL's and the journal's locks
- *   apply_lock, tombstone_lock   leaves (apply queue and applied_sn;
- *                  tombstones of removed collections)
+ *   Sequencer::apply_lock, Collections::tombstone_lock   leaves (apply
+ *                  queue and applied_sn; tombstones of merged-away
+ *                  collections)
  *   (HTMLL, tracker, journal and fd cache lock internally and call out to
  *   nothing while holding their locks)
  */
@@ -73,9 +75,11 @@
 #include "os/ObjectStore.h"
 #include "os/SequencerPosition.h"
 
+#include "Collections.h"
 #include "MIMConfig.h"
 #include "MIMPerf.h"
 #include "ObjectLocks.h"
+#include "Sequencer.h"
 #include "core/checkpoint_tracker.h"
 #include "core/flush_policy.h"
 #include "core/fault_io_env.h"
@@ -97,71 +101,8 @@ using mimstore::ObjectFDRef;
 
 class MIMStore : public ObjectStore {
  public:
-  struct Collection;
-  using CollectionRef = ceph::ref_t<Collection>;
-
-  struct Collection : public CollectionImpl {
-    MIMStore* const store;
-    const std::string name;  ///< cid.to_str(): directory and HTMLL key
-
-    /// Protects objects, bits and exists.
-    ceph::shared_mutex lock =
-      ceph::make_shared_mutex("MIMStore::Collection::lock");
-    std::set<ghobject_t> objects;  ///< GUARDED_BY(lock) in collection_list order
-    int bits = 0;                  ///< GUARDED_BY(lock)
-    bool exists = true;            ///< GUARDED_BY(lock)
-
-    /// sn of the last transaction queued on this handle. Written under
-    /// store->submit_lock; collection_list and flush wait until applied_sn
-    /// reaches it.
-    std::atomic<uint64_t> last_queued_sn{0};
-    /// A read of one object waits only for the transactions that changed
-    /// it (by hash slot) or the collection as a whole, as FileStore's
-    /// wait_for_apply(oid) did: not behind other objects' applies, which
-    /// writeback throttling can hold up for seconds. An OSD thread held
-    /// that long (reading object info for a write) lets the PG's read
-    /// lease lapse, and Reef then leaves a 1-OSD PG laggy for good.
-    /// Written under store->submit_lock.
-    static constexpr size_t APPLY_SLOTS = 128;
-    std::array<std::atomic<uint64_t>, APPLY_SLOTS> slot_queued_sn{};
-    std::atomic<uint64_t> coll_op_queued_sn{0};
-    /// The slot of an object, from its std::hash<ghobject_t>.
-    static size_t slot_of(size_t object_hash) {
-      return object_hash % APPLY_SLOTS;
-    }
-    /// Transaction `sn` is queued on this handle, changing the objects
-    /// whose hashes are given, and the collection as a whole if
-    /// collection_wide. REQUIRES: store->submit_lock.
-    void note_queued(uint64_t sn, const std::vector<size_t>& object_hashes,
-                     bool collection_wide) {
-      last_queued_sn = sn;
-      for (size_t h : object_hashes) {
-        slot_queued_sn[slot_of(h)] = sn;
-      }
-      if (collection_wide) {
-        coll_op_queued_sn = sn;
-      }
-    }
-    /// What a read of `oid` must see applied.
-    uint64_t queued_sn_for(const ghobject_t& oid) const {
-      return std::max(
-        slot_queued_sn[slot_of(std::hash<ghobject_t>()(oid))].load(),
-        coll_op_queued_sn.load());
-    }
-    std::atomic<ContextQueue*> commit_queue{nullptr};
-
-    void flush() override;
-    bool flush_commit(Context* c) override;
-    /// The collection exists and holds the object. Takes lock (shared).
-    bool has(const ghobject_t& oid) {
-      std::shared_lock l(lock);
-      return exists && objects.count(oid);
-    }
-
-   private:
-    FRIEND_MAKE_REF(Collection);
-    Collection(MIMStore* s, const coll_t& c);
-  };
+  using Collection = mimstore::Collection;
+  using CollectionRef = mimstore::CollectionRef;
 
   MIMStore(CephContext* cct, const std::string& path,
            const std::string& journal_path);
@@ -268,27 +209,8 @@ class MIMStore : public ObjectStore {
  private:
   using sn_t = mim::sn_t;
 
-  /// One queued transaction batch (the tls of one queue_transactions call).
-  struct TransContext {
-    sn_t sn = 0;
-    CollectionRef ch;
-    std::vector<Transaction> tls;
-    Context* on_commit = nullptr;
-    Context* on_applied = nullptr;
-    Context* on_applied_sync = nullptr;
-    uint64_t bytes = 0;
-    uint64_t write_bytes = 0;  ///< data of its OP_WRITEs (cache room)
-    ceph::mono_clock::time_point queued_at;
-    TrackedOpRef op;
-  };
-
-  /// An apply-queue item: a transaction, or a request to freeze the HTMLL
-  /// (from the sync thread, journal pressure or umount) that must be
-  /// handled between two transactions.
-  struct ApplyItem {
-    TransContext* txc = nullptr;
-    mim::FlushTrigger freeze = mim::FlushTrigger::NONE;
-  };
+  using TransContext = mimstore::TransContext;
+  using ApplyItem = mimstore::ApplyItem;
 
   // ---- mount and replay (MIMMount.cc) ----
   int _load_config();
@@ -327,10 +249,6 @@ class MIMStore : public ObjectStore {
   void _apply_thread();
   void _finish(TransContext* txc);
   void _wait_applied(Collection* c);
-  /// Wait until applied_sn reaches `want`.
-  void _wait_applied_sn(uint64_t want);
-  void _wait_applied_all();
-  CollectionRef _get_collection(const coll_t& c);
 
   // ---- merge cache, flush, sync (MIMFlush.cc) ----
   void _maybe_freeze(mim::FlushTrigger forced);
@@ -419,8 +337,6 @@ class MIMStore : public ObjectStore {
   int _check_replay_guard(const coll_t& cid, const ghobject_t* oid);
   /// Replay: redo a remove's omap clear the files no longer show.
   int _replay_omap_clear(const ghobject_t& oid);
-  /// Whether any collection holds the object now.
-  bool _object_anywhere(const ghobject_t& oid);
   void _set_replay_guard(const ObjectFDRef& f, const ghobject_t& oid,
                          bool in_progress = false);
   /// REQUIRES: every earlier op on cid is durable but for the merge
@@ -438,8 +354,6 @@ class MIMStore : public ObjectStore {
                     const std::function<bool(const ghobject_t&)>& which);
   /// Tests: a named point of a multi-step op (see set_debug_hook).
   void _debug_point(const char* where);
-  /// Drop the tombstones the checkpoint has passed (sync thread, mount).
-  void _trim_tombstones(sn_t checkpoint);
   /// Write the object's cached extents (both generations) to its file, so a
   /// non-write op sees them. REQUIRES: the object's stripe lock.
   int _take_cached(const coll_t& cid, const std::string& fname, bool discard);
@@ -497,27 +411,12 @@ class MIMStore : public ObjectStore {
   Finisher finisher;
   std::unique_ptr<mimstore::AdminHook> admin_hook;
 
-  /// Protects coll_map.
-  ceph::shared_mutex coll_lock =
-    ceph::make_shared_mutex("MIMStore::coll_lock");
-  std::unordered_map<coll_t, CollectionRef> coll_map;  ///< GUARDED_BY(coll_lock)
+  /// Open collection handles and merge tombstones (Collections.h).
+  mimstore::Collections colls{cct};
 
-  /// Protects next_sn, queued_ops/bytes and submission order.
-  ceph::mutex submit_lock = ceph::make_mutex("MIMStore::submit_lock");
-  ceph::condition_variable submit_cond;  ///< throttle waiters
-  sn_t next_sn = 1;                      ///< GUARDED_BY(submit_lock)
-  uint64_t queued_ops = 0;               ///< GUARDED_BY(submit_lock)
-  uint64_t queued_bytes = 0;             ///< GUARDED_BY(submit_lock)
-
-  /// Protects the apply queue and applied/committed progress.
-  ceph::mutex apply_lock = ceph::make_mutex("MIMStore::apply_lock");
-  ceph::condition_variable apply_cond;    ///< apply thread: work arrived
-  ceph::condition_variable applied_cond;  ///< readers: applied_sn moved
-  std::deque<ApplyItem> apply_queue;      ///< GUARDED_BY(apply_lock)
-  bool apply_stop = false;                ///< GUARDED_BY(apply_lock)
-  std::atomic<uint64_t> applied_sn{0};    ///< all sns <= this are applied
-  /// flush_commit waiters by the sn they wait for. GUARDED_BY(apply_lock)
-  std::multimap<sn_t, Context*> commit_waiters;
+  /// sn order, the queue throttle, the apply queue and apply progress
+  /// (Sequencer.h).
+  mimstore::Sequencer sequencer;
 
   /// Object stripes: serialize one object's file data between the apply
   /// thread, the flush thread and readers (ObjectLocks.h).
@@ -531,13 +430,6 @@ class MIMStore : public ObjectStore {
   /// Parts completed since the last sync; released once a sync that started
   /// after them finishes. GUARDED_BY(durable_lock)
   std::vector<sn_t> unsynced;
-  /// Protects tombstones and the tombstone files (objects/.gone), so that
-  /// trimming an old one never removes a newer one for the same name.
-  /// Taken alone.
-  ceph::mutex tombstone_lock = ceph::make_mutex("MIMStore::tombstone_lock");
-  /// Tombstones of merged-away collections, by the sn of the merge; one is
-  /// removed once the checkpoint passes it. GUARDED_BY(tombstone_lock)
-  std::map<coll_t, sn_t> tombstones;
 
   /// Flush/sync thread control. Protects the flags below.
   ceph::mutex bg_lock = ceph::make_mutex("MIMStore::bg_lock");
@@ -586,4 +478,5 @@ class MIMStore : public ObjectStore {
   std::function<void(const char*)> debug_hook;  ///< tests only
 
   friend class mimstore::AdminHook;
+  friend struct mimstore::Collection;  // flush waits on apply progress
 };

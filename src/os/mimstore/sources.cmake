@@ -3,6 +3,7 @@
 file(GLOB mimstore_core_srcs CONFIGURE_DEPENDS
   ${CMAKE_CURRENT_LIST_DIR}/core/*.cc)
 set(mimstore_srcs
+  mimstore/Collections.cc
   mimstore/CrashRocksEnv.cc
   mimstore/JournalDevice.cc
   mimstore/JournalWriter.cc
@@ -20,6 +21,7 @@ set(mimstore_srcs
   mimstore/ObjectFiles.cc
   mimstore/ObjectName.cc
   mimstore/ReplayGuards.cc
+  mimstore/Sequencer.cc
   mimstore/TxnCodec.cc
   ${mimstore_core_srcs})
 # core/ headers are included as "core/...".

@@ -1,0 +1,131 @@
+// -*- mode:C++; tab-width:8; c-basic-offset:2; indent-tabs-mode:t -*-
+// vim: ts=8 sw=2 smarttab
+/*
+ * mimstore: the order of transactions.
+ *
+ * queue_transactions admits a transaction through the queue throttle,
+ * which gives it the next sequence number (sn) and submits it to the
+ * journal in the same critical section, so journal order is sn order. The
+ * journal calls back in sn order; the callback pushes the transaction on
+ * the apply queue, which the one apply thread drains in that order
+ * (freeze requests are queued between transactions the same way). Once a
+ * transaction is applied, applied_sn moves: readers, collection flushes and
+ * flush_commit wait for it. The throttle's room comes back when the
+ * transaction's callbacks are queued (release).
+ *
+ * Locks:
+ *   submit_lock  next_sn and the throttle's counts. Held across admit's
+ *                submit callback: outer to the journal's locks.
+ *   apply_lock   the apply queue, the stop flag and the flush_commit
+ *                waiters. A leaf.
+ * applied_sn is atomic: written under apply_lock, read without a lock.
+ */
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <vector>
+
+#include "common/Finisher.h"
+#include "common/TrackedOp.h"
+#include "common/ceph_mutex.h"
+#include "common/perf_counters.h"
+#include "os/Transaction.h"
+
+#include "Collection.h"
+#include "core/flush_policy.h"
+#include "core/types.h"
+
+namespace mimstore {
+
+/// One queued transaction batch (the tls of one queue_transactions call).
+struct TransContext {
+  mim::sn_t sn = 0;
+  CollectionRef ch;
+  std::vector<ceph::os::Transaction> tls;
+  Context* on_commit = nullptr;
+  Context* on_applied = nullptr;
+  Context* on_applied_sync = nullptr;
+  uint64_t bytes = 0;        ///< the journal payload (throttle)
+  uint64_t write_bytes = 0;  ///< data of its OP_WRITEs (cache room)
+  ceph::mono_clock::time_point queued_at;
+  TrackedOpRef op;
+};
+
+/// An apply-queue item: a transaction, or a request to freeze the HTMLL
+/// (from the sync thread, journal pressure or umount) that must be handled
+/// between two transactions.
+struct ApplyItem {
+  TransContext* txc = nullptr;
+  mim::FlushTrigger freeze = mim::FlushTrigger::NONE;
+};
+
+class Sequencer {
+ public:
+  using sn_t = mim::sn_t;
+
+  /// Mount, before any thread runs: the next sn to give is `next_sn` and
+  /// everything before it is applied. `logger` (may be null) gets the
+  /// throttle's counters.
+  void reset(sn_t next_sn, uint64_t max_ops, uint64_t max_bytes,
+             PerfCounters* logger);
+  /// The next sn to give (umount's record of it).
+  sn_t next_sn() const;
+
+  /// Wait while the queue is full, give the transaction of `bytes` the
+  /// next sn and call submit(sn) with the submission lock held. Returns
+  /// the sn.
+  sn_t admit(uint64_t bytes, const std::function<void(sn_t)>& submit);
+  /// An admitted transaction of `bytes` left the queue: room for more.
+  void release(uint64_t bytes);
+
+  /// Queue an item for the apply thread.
+  void push(const ApplyItem& item);
+  /// Apply thread: the next item, waiting for one; false once stopped
+  /// and drained.
+  bool pop(ApplyItem* item);
+  void start();
+  void stop();  ///< pop returns false once the queue is empty
+
+  /// Every sn up to `sn` is applied.
+  void set_applied(sn_t sn);
+  sn_t applied_sn() const { return applied; }
+  void wait_applied(sn_t want);
+  /// Wait for everything admitted so far.
+  void wait_applied_all();
+  /// flush_commit: true if `want` is applied; otherwise c goes to the
+  /// finisher once it is (commit_waiters_to).
+  bool flush_commit(sn_t want, Context* c);
+  /// Queue the flush_commit waiters up to `sn` on `f`. Called after the
+  /// transaction's own on_commit is queued, which they must follow.
+  void commit_waiters_to(sn_t sn, Finisher& f);
+
+  /// Admin socket.
+  size_t queue_length() const;
+  size_t waiters() const;
+
+ private:
+  mutable ceph::mutex submit_lock =
+    ceph::make_mutex("MIMStore::submit_lock");
+  ceph::condition_variable submit_cond;  ///< throttle waiters
+  sn_t next = 1;                         ///< GUARDED_BY(submit_lock)
+  uint64_t queued_ops = 0;               ///< GUARDED_BY(submit_lock)
+  uint64_t queued_bytes = 0;             ///< GUARDED_BY(submit_lock)
+  uint64_t max_ops = 0;                  ///< constant after reset
+  uint64_t max_bytes = 0;                ///< constant after reset
+  PerfCounters* logger = nullptr;        ///< constant after reset
+
+  mutable ceph::mutex apply_lock = ceph::make_mutex("MIMStore::apply_lock");
+  ceph::condition_variable apply_cond;    ///< apply thread: work arrived
+  ceph::condition_variable applied_cond;  ///< readers: applied moved
+  std::deque<ApplyItem> queue;            ///< GUARDED_BY(apply_lock)
+  bool stopping = false;                  ///< GUARDED_BY(apply_lock)
+  std::atomic<sn_t> applied{0};           ///< every sn <= this is applied
+  /// flush_commit waiters by the sn they wait for. GUARDED_BY(apply_lock)
+  std::multimap<sn_t, Context*> commit_waiters;
+};
+
+}  // namespace mimstore
