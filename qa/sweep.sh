@@ -62,13 +62,14 @@ done
 
 # What the sweep's labels need: the merge cache's geometry of this build.
 conf() { "$MIMSTORE_BUILD_DIR/bin/ceph-conf" -c /dev/null --show-config-value "$1" 2>/dev/null || echo null; }
-jq -n --argjson slots "$(conf mimstore_htmll_slots)" --argjson cache "$(conf mimstore_cache_max_bytes)" \
+jq -n --argjson slots "$(conf mimstore_htmll_slots)" --argjson max_slots "$(conf mimstore_htmll_max_slots)" \
+      --argjson cache "$(conf mimstore_cache_max_bytes)" \
       --arg points "$points" --argjson repeat "$repeat" --arg profiles "$profiles" \
       --arg dist "$dist" --argjson runtime "$runtime" --argjson warmup "$warmup" \
       --arg cmd "qa/sweep.sh ${argv[*]}" --arg extra "${bench_extra[*]}" \
   '{command: $cmd, points: $points, repeat: $repeat, profiles: $profiles,
     distribution: $dist, runtime_s: $runtime, warmup_s: $warmup, bench_options: $extra,
-    htmll_slots: $slots, cache_max_bytes: $cache}' >"$results/sweep-plan.json"
+    htmll_slots: $slots, htmll_max_slots: $max_slots, cache_max_bytes: $cache}' >"$results/sweep-plan.json"
 
 if ((!report_only)); then
   require_root

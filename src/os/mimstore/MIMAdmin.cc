@@ -53,6 +53,12 @@ void MIMStore::dump_htmll(ceph::Formatter* f)
   f->dump_bool("merge", conf.merge);
   f->dump_unsigned("slots", conf.htmll_slots);
   f->dump_unsigned("blocks_per_slot", conf.htmll_blocks);
+  f->dump_unsigned("max_slots", htmll->config().slot_cap());
+  f->dump_unsigned("max_blocks_per_slot", htmll->config().block_cap());
+  f->dump_unsigned("table_slots", s.table_slots);
+  f->dump_unsigned("positions", s.positions);
+  f->dump_unsigned("table_grows", s.table_grows);
+  f->dump_unsigned("position_grows", s.position_grows);
   f->dump_unsigned("block_size", conf.block_size);
   f->dump_unsigned("slots_used", s.slots_used);
   f->dump_unsigned("blocks_used", s.blocks_used);

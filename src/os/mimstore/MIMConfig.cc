@@ -54,7 +54,8 @@ namespace {
 /// Options whose fields are narrower than the option: validated wide, so
 /// that a value too large for its field is refused instead of wrapping.
 struct WideOptions {
-  uint64_t slots = 0, blocks = 0, replicas = 0, nodes = 0;
+  uint64_t slots = 0, blocks = 0, max_slots = 0, max_blocks = 0;
+  uint64_t replicas = 0, nodes = 0;
   uint64_t batch_entries = 0, inflight = 0, fd_cache = 0;
 };
 
@@ -63,6 +64,8 @@ void read_options(const ConfigProxy& conf, MIMConfig* c, WideOptions* w)
   c->merge = conf.get_val<bool>("mimstore_merge");
   w->slots = conf.get_val<uint64_t>("mimstore_htmll_slots");
   w->blocks = conf.get_val<uint64_t>("mimstore_htmll_blocks");
+  w->max_slots = conf.get_val<uint64_t>("mimstore_htmll_max_slots");
+  w->max_blocks = conf.get_val<uint64_t>("mimstore_htmll_max_blocks");
   c->block_size = conf.get_val<Option::size_t>("mimstore_block_size");
   c->cache_max_bytes = conf.get_val<Option::size_t>("mimstore_cache_max_bytes");
   c->max_flush_interval = conf.get_val<double>("mimstore_max_flush_interval");
@@ -114,6 +117,13 @@ int validate(const MIMConfig& c, const WideOptions& w, std::ostream& err)
   Checker ck{err};
   ck.range("mimstore_htmll_slots", w.slots, 1, 1u << 24);
   ck.range("mimstore_htmll_blocks", w.blocks, 1, 1u << 16);
+  // 0 keeps the geometry fixed; otherwise at least the initial size.
+  if (w.max_slots) {
+    ck.range("mimstore_htmll_max_slots", w.max_slots, w.slots, 1u << 24);
+  }
+  if (w.max_blocks) {
+    ck.range("mimstore_htmll_max_blocks", w.max_blocks, w.blocks, 1u << 16);
+  }
   if (!is_pow2(c.block_size) || c.block_size < 4096 ||
       c.block_size > (1ull << 30)) {
     ck.fail("mimstore_block_size", std::to_string(c.block_size),
@@ -202,6 +212,8 @@ int MIMConfig::load(CephContext* cct, const std::string& journal_path,
 
   c.htmll_slots = w.slots;
   c.htmll_blocks = w.blocks;
+  c.htmll_max_slots = w.max_slots;
+  c.htmll_max_blocks = w.max_blocks;
   c.journal_max_batch_entries = w.batch_entries;
   c.journal_max_inflight = w.inflight;
   c.fd_cache_size = w.fd_cache;

@@ -22,6 +22,8 @@ struct MIMConfig {
   bool merge = true;
   uint32_t htmll_slots = 0;
   uint32_t htmll_blocks = 0;
+  uint32_t htmll_max_slots = 0;     ///< 0: the table stays at htmll_slots
+  uint32_t htmll_max_blocks = 0;    ///< 0: positions stay at htmll_blocks
   uint64_t block_size = 0;
   uint64_t cache_max_bytes = 0;
   double max_flush_interval = 0;

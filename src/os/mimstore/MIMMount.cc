@@ -481,6 +481,8 @@ int MIMStore::_make_merge_cache()
   mim::HtmllConfig hc;
   hc.slots = conf.htmll_slots;
   hc.blocks = conf.htmll_blocks;
+  hc.max_slots = conf.htmll_max_slots;
+  hc.max_blocks = conf.htmll_max_blocks;
   hc.block_size = conf.block_size;
   hc.max_bytes = conf.cache_max_bytes;
   string err;

@@ -805,6 +805,10 @@ TEST(MIMStoreBadConfig, EachBadOptionIsRefused)
   const std::vector<std::pair<std::string, std::string>> bad = {
     {"mimstore_htmll_slots", "0"},
     {"mimstore_htmll_blocks", "0"},
+    {"mimstore_htmll_max_slots", "100"},         // below mimstore_htmll_slots
+    {"mimstore_htmll_max_slots", "16777217"},
+    {"mimstore_htmll_max_blocks", "8"},          // below mimstore_htmll_blocks
+    {"mimstore_htmll_max_blocks", "65537"},
     {"mimstore_block_size", "3000"},
     {"mimstore_block_size", "12288"},
     {"mimstore_block_size", "2048"},

@@ -216,7 +216,7 @@ class Sim {
         active_oids.insert(kk.second);
       }
     }
-    const bool slot_ok = active_oids.count(k.second) || active_oids.size() < cfg_.slots;
+    const bool slot_ok = active_oids.count(k.second) || active_oids.size() < cfg_.slot_cap();
     const bool in_block = off + len <= cfg_.block_size;
 
     const bool atomic_take = rng_() % 2 == 0;
@@ -496,6 +496,12 @@ TEST(HtmllRandom, DifferentialAgainstByteModel)
     c.blocks = std::vector<uint32_t>{1, 2, 4}[pick() % 3];
     c.block_size = 256 << 10;
     c.max_bytes = std::vector<uint64_t>{256 << 10, 1 << 20, 64 << 20}[pick() % 3];
+    // Half the shapes grow their geometry (past the 10 oids and 4 cids
+    // the simulation uses, or not), half keep it fixed.
+    if (pick() % 2) {
+      c.max_slots = c.slots * 3;
+      c.max_blocks = c.blocks * 2;
+    }
     Sim sim(seed, c);
     sim.run(OPS_PER_SEED);
     if (HasFatalFailure()) {
@@ -507,6 +513,8 @@ TEST(HtmllRandom, DifferentialAgainstByteModel)
     sum.direct_beyond_block += sim.stats_.direct_beyond_block;
     sum.direct_memory_cap += sim.stats_.direct_memory_cap;
     sum.freezes += sim.stats_.freezes;
+    sum.table_grows += sim.stats_.table_grows;
+    sum.position_grows += sim.stats_.position_grows;
   }
   if (seeds().size() > 1) {
     // Every path must have been exercised.
@@ -516,6 +524,8 @@ TEST(HtmllRandom, DifferentialAgainstByteModel)
     EXPECT_GT(sum.direct_beyond_block, 0u);
     EXPECT_GT(sum.direct_memory_cap, 0u);
     EXPECT_GT(sum.freezes, 0u);
+    EXPECT_GT(sum.table_grows, 0u);
+    EXPECT_GT(sum.position_grows, 0u);
   }
   std::printf("merged %" PRIu64 ", direct: no_slot %" PRIu64 " no_block %" PRIu64
               " beyond %" PRIu64 " memory_cap %" PRIu64 "; freezes %" PRIu64 "\n",

@@ -93,6 +93,12 @@ TEST(HtmllConfig, Validate)
   c = HtmllConfig(); c.block_size = uint64_t(1) << 31; c.max_bytes = uint64_t(1) << 32;
   reject(c, "block_size");
   c = HtmllConfig(); c.max_bytes = c.block_size - 1; reject(c, "max_bytes");
+  c = HtmllConfig(); c.max_slots = c.slots - 1; reject(c, "max_slots");
+  c = HtmllConfig(); c.max_slots = (1 << 24) + 1; reject(c, "max_slots");
+  c = HtmllConfig(); c.max_blocks = c.blocks - 1; reject(c, "max_blocks");
+  c = HtmllConfig(); c.max_blocks = (1 << 24) + 1; reject(c, "max_blocks");
+  c = HtmllConfig(); c.max_slots = c.slots; c.max_blocks = 1 << 24;
+  EXPECT_EQ(0, HtmllConfig::validate(c, &err)) << err;
   c = HtmllConfig(); c.slots = 1 << 24; c.blocks = 1 << 24; c.block_size = 1 << 30;
   c.max_bytes = 1 << 30;
   EXPECT_EQ(0, HtmllConfig::validate(c, &err)) << err;
@@ -151,6 +157,128 @@ TEST(Htmll, SlotsOpenAddressingAndNoSlot)
   EXPECT_TRUE(h.contains("d", "o2"));
   EXPECT_TRUE(h.contains("c", "o0"));
   EXPECT_TRUE(h.contains("c", "new"));
+}
+
+TEST(Htmll, SlotTableGrowsUpToMaxSlots)
+{
+  // 4 slots growing to 64: every new oid is merged until 64 are cached
+  // (the table doubles at 7/8 load: 4 -> 8 -> 16 -> 32 -> 64), then the
+  // 65th goes direct; every oid stays findable across the rehashes.
+  HtmllConfig c = small_config();
+  c.slots = 4;
+  c.max_slots = 64;
+  Htmll h(c);
+  EXPECT_EQ(4u, h.stats().table_slots);
+  for (int i = 0; i < 64; ++i) {
+    ASSERT_EQ(MERGED, h.insert("c", "o" + std::to_string(i), i + 1, i, bytes(1, 'a' + i % 26)))
+      << i;
+  }
+  HtmllStats s = h.stats();
+  EXPECT_EQ(64u, s.slots_used);
+  EXPECT_EQ(64u, s.table_slots);
+  EXPECT_EQ(4u, s.table_grows);
+  EXPECT_EQ(0u, s.direct_no_slot);
+  EXPECT_EQ(InsertResult::DIRECT_NO_SLOT, h.insert("c", "o64", 99, 0, bytes(1, 'x')));
+  for (int i = 0; i < 64; ++i) {
+    expect_extents({{uint64_t(i), 1, sn_t(i + 1), char('a' + i % 26)}},
+                   all(h, "c", "o" + std::to_string(i)));
+  }
+  // A freed slot is reused at the cap, as in a fixed table.
+  ObjectState st;
+  ASSERT_TRUE(h.take_object("c", "o7", &st));
+  EXPECT_EQ(MERGED, h.insert("c", "o64", 100, 0, bytes(1, 'x')));
+  EXPECT_EQ(4u, h.stats().table_grows);
+}
+
+TEST(Htmll, RefusedWriteDoesNotGrowTheTable)
+{
+  // A write refused for another reason (beyond the block) leaves the
+  // geometry alone: DIRECT_* changes only the counters.
+  HtmllConfig c = small_config();
+  c.slots = 1;
+  c.max_slots = 16;
+  Htmll h(c);
+  ASSERT_EQ(MERGED, h.insert("c", "a", 1, 0, bytes(1, 'x')));
+  EXPECT_EQ(InsertResult::DIRECT_BEYOND_BLOCK,
+            h.insert("c", "b", 2, c.block_size, bytes(1, 'x')));
+  EXPECT_EQ(1u, h.stats().table_slots);
+  EXPECT_EQ(0u, h.stats().table_grows);
+  EXPECT_EQ(MERGED, h.insert("c", "b", 3, 0, bytes(1, 'x')));
+  EXPECT_EQ(2u, h.stats().table_slots);
+}
+
+TEST(Htmll, PositionsGrowUpToMaxBlocks)
+{
+  HtmllConfig c = small_config();
+  c.blocks = 2;
+  c.max_blocks = 5;
+  Htmll h(c);
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_EQ(MERGED, h.insert("c" + std::to_string(i), "o", i + 1, 0, bytes(1, 'a' + i)))
+      << i;
+  }
+  HtmllStats s = h.stats();
+  EXPECT_EQ(5u, s.positions);  // 2 -> 4 -> 5 (capped)
+  EXPECT_EQ(2u, s.position_grows);
+  EXPECT_EQ(5u, s.blocks_used);
+  EXPECT_EQ(InsertResult::DIRECT_NO_BLOCK, h.insert("c5", "o", 9, 0, bytes(1, 'x')));
+  for (int i = 0; i < 5; ++i) {
+    expect_extents({{0, 1, sn_t(i + 1), char('a' + i)}}, all(h, "c" + std::to_string(i), "o"));
+  }
+  // The next generation binds the 5 most called collections: refused calls
+  // count, so c5 (2 calls) comes first and c4 loses the tie among c0-c4
+  // (1 call each, broken by name).
+  EXPECT_EQ(InsertResult::DIRECT_NO_BLOCK, h.insert("c5", "p", 10, 0, bytes(1, 'x')));
+  FlushOrder order;
+  ASSERT_TRUE(h.freeze(&order));
+  auto top = h.top_collections();
+  ASSERT_EQ(5u, top.size());
+  EXPECT_EQ("c5", top[0].first);
+  EXPECT_EQ("c3", top[4].first);
+  EXPECT_EQ(5u, h.stats().positions);
+  EXPECT_EQ(MERGED, h.insert("c5", "o", 11, 0, bytes(1, 'y')));
+  EXPECT_EQ(InsertResult::DIRECT_NO_BLOCK, h.insert("c4", "o", 12, 0, bytes(1, 'y')));
+}
+
+TEST(Htmll, NewGenerationKeepsTheGrownGeometry)
+{
+  // Gen A grows to 32 slots and is frozen; gen B starts at 32 (no rehash
+  // for the same working set) and grows to 64; after A is flushed and
+  // reused as the spare, the next generation is grown to B's 64.
+  HtmllConfig c = small_config();
+  c.slots = 4;
+  c.max_slots = 1024;
+  c.max_bytes = 1 << 30;
+  Htmll h(c);
+  sn_t sn = 0;
+  auto fill = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      ASSERT_EQ(MERGED, h.insert("c", "o" + std::to_string(i), ++sn, 0, bytes(1, 'x')));
+    }
+  };
+  fill(20);
+  EXPECT_EQ(32u, h.stats().table_slots);
+  const uint64_t grows_a = h.stats().table_grows;
+  FlushOrder order;
+  ASSERT_TRUE(h.freeze(&order));
+  EXPECT_EQ(32u, h.stats().table_slots);
+  fill(20);
+  EXPECT_EQ(grows_a, h.stats().table_grows);
+  fill(50);
+  EXPECT_EQ(64u, h.stats().table_slots);
+  for (const auto& [cid, oids] : order.collections) {
+    for (const auto& oid : oids) {
+      ObjectState st;
+      ASSERT_TRUE(h.take_frozen(cid, oid, &st));
+    }
+  }
+  h.end_flush();
+  ASSERT_TRUE(h.freeze(&order));  // the spare (32) becomes active, grown to 64
+  EXPECT_EQ(64u, h.stats().table_slots);
+  const uint64_t grows_b = h.stats().table_grows;
+  fill(50);
+  EXPECT_EQ(grows_b, h.stats().table_grows);
+  EXPECT_EQ(50u, h.stats().slots_used);
 }
 
 TEST(Htmll, SlotTableChurnMatchesModel)

@@ -185,6 +185,19 @@ struct Htmll::Generation {
     }
   }
 
+  // Past this many live slots a new oid grows the table first (when it
+  // may): Robin Hood probes stay short up to about 7/8 load.
+  size_t grow_at() const { return table.size() - table.size() / 8; }
+
+  // Rehash into a table of n entries. REQUIRES: n > live.size().
+  void grow_table(size_t n) {
+    assert(n > live.size());
+    table.assign(n, Entry{});
+    for (const auto& s : live) {
+      insert_entry(Entry{s->hash, s.get()});
+    }
+  }
+
   // Backward-shift deletion: pull the following displaced entries one
   // step back, so no tombstone is needed and probes stay short.
   void erase_index(size_t i) {
@@ -217,6 +230,15 @@ struct Htmll::Generation {
     pos_count[pos] = count;
     cid_pos.emplace(pos_cid[pos], pos);
     ++npos_bound;
+  }
+
+  // New positions are unbound; the bound ones keep their index, which the
+  // slots' block lists refer to.
+  void grow_positions(size_t m) {
+    assert(m >= pos_cid.size());
+    pos_cid.resize(m);
+    pos_count.resize(m, 0);
+    pos_bytes.resize(m, 0);
   }
 
   // --- totals -----------------------------------------------------------
@@ -362,6 +384,16 @@ int HtmllConfig::validate(const HtmllConfig& c, std::string* err)
     *err = "blocks must be in [1, 2^24] (got " + std::to_string(c.blocks) + ")";
     return -EINVAL;
   }
+  if (c.max_slots != 0 && (c.max_slots < c.slots || c.max_slots > MAX_COUNT)) {
+    *err = "max_slots must be 0 or in [slots, 2^24] (got " +
+           std::to_string(c.max_slots) + ", slots " + std::to_string(c.slots) + ")";
+    return -EINVAL;
+  }
+  if (c.max_blocks != 0 && (c.max_blocks < c.blocks || c.max_blocks > MAX_COUNT)) {
+    *err = "max_blocks must be 0 or in [blocks, 2^24] (got " +
+           std::to_string(c.max_blocks) + ", blocks " + std::to_string(c.blocks) + ")";
+    return -EINVAL;
+  }
   if (c.block_size < 4096 || c.block_size > (uint64_t(1) << 30) ||
       (c.block_size & (c.block_size - 1)) != 0) {
     *err = "block_size must be a power of two in [4096, 2^30] (got " +
@@ -456,12 +488,30 @@ InsertResult Htmll::insert_locked(std::string_view cid, std::string_view oid,
     ++unbound->second;
   }
 
+  // Growth is decided here and done only once the write is accepted, so a
+  // DIRECT_* result changes nothing but the counters.
   Slot* slot = g.find_slot(oid, h);
-  if (!slot && g.live.size() == g.table.size()) {
-    ++counters_.direct_no_slot;
-    return InsertResult::DIRECT_NO_SLOT;
+  size_t grow_table_to = 0;
+  if (!slot) {
+    const size_t n = g.table.size();
+    if (g.live.size() + 1 > g.grow_at() && n < config_.slot_cap()) {
+      grow_table_to = std::min<size_t>(2 * n, config_.slot_cap());
+    } else if (g.live.size() == n) {
+      ++counters_.direct_no_slot;
+      return InsertResult::DIRECT_NO_SLOT;
+    }
   }
-  const bool bind = (pos == NO_POS && g.npos_bound < config_.blocks);
+  size_t grow_pos_to = 0;
+  bool bind = false;
+  if (pos == NO_POS) {
+    const size_t m = g.pos_cid.size();
+    if (g.npos_bound < m) {
+      bind = true;
+    } else if (m < config_.block_cap()) {
+      bind = true;
+      grow_pos_to = std::min<size_t>(2 * m, config_.block_cap());
+    }
+  }
   if (bind) {
     pos = g.npos_bound;  // bound below, only if the write is merged
   }
@@ -489,6 +539,14 @@ InsertResult Htmll::insert_locked(std::string_view cid, std::string_view oid,
   }
 
   // Accepted: from here on nothing fails.
+  if (grow_table_to) {
+    g.grow_table(grow_table_to);
+    ++counters_.table_grows;
+  }
+  if (grow_pos_to) {
+    g.grow_positions(grow_pos_to);
+    ++counters_.position_grows;
+  }
   if (!slot) {
     slot = claim_slot_locked(g, oid, h);
   }
@@ -568,7 +626,7 @@ std::unique_ptr<Htmll::Block> Htmll::remove_block_locked(
       g.live[li]->live_index = li;
     }
     g.live.pop_back();
-    if (free_slots_.size() < config_.slots) {
+    if (free_slots_.size() < g.table.size()) {
       free_slots_.push_back(std::move(s));
     }
   }
@@ -702,7 +760,9 @@ bool Htmll::freeze(FlushOrder* order)
     Generation& g = *active_;
     std::unique_ptr<Generation> next = std::move(spare_);
     if (!next) {
-      next = std::make_unique<Generation>(config_.slots, config_.blocks);
+      next = std::make_unique<Generation>(g.table.size(), g.pos_cid.size());
+    } else if (next->table.size() < g.table.size()) {
+      next->grow_table(g.table.size());  // empty: no entries to move
     }
 
     // Rebind: the M collections with the most insert() calls since the
@@ -717,11 +777,15 @@ bool Htmll::freeze(FlushOrder* order)
     for (const auto& [cid, n] : unbound_freq_) {
       cand.emplace_back(n, cid);
     }
-    const size_t k = std::min<size_t>(cand.size(), config_.blocks);
+    const size_t k = std::min<size_t>(cand.size(), config_.block_cap());
     auto by_freq = [](const auto& a, const auto& b) {
       return a.first != b.first ? a.first > b.first : a.second < b.second;
     };
     std::partial_sort(cand.begin(), cand.begin() + k, cand.end(), by_freq);
+    const size_t m = std::max({next->pos_cid.size(), g.pos_cid.size(), k});
+    if (m > next->pos_cid.size()) {
+      next->grow_positions(m);
+    }
     for (size_t i = 0; i < k; ++i) {
       next->bind(i, cand[i].second, 0);
     }
@@ -801,6 +865,8 @@ HtmllStats Htmll::stats() const
     s.frozen_bytes = frozen_->bytes;
     s.frozen_extents = frozen_->extents;
   }
+  s.table_slots = active_->table.size();
+  s.positions = active_->pos_cid.size();
   return s;
 }
 

@@ -18,6 +18,14 @@
  * block_size buffers, so memory grows with the bytes cached, not with
  * N * M * block_size.
  *
+ * Geometry grows: N and M are initial sizes. The slot table doubles (a
+ * rehash under the lock) when a new oid would take it past 7/8 load, and
+ * the positions double when a new cid finds all of them bound, up to
+ * max_slots and max_blocks; only at those caps do writes go direct for
+ * want of a slot or position. A new generation starts at the size the
+ * previous one reached, so the rehash is paid once per workload, not once
+ * per generation.
+ *
  * Ownership hand-off: take_object()/take_frozen() remove bytes from the
  * cache; until the caller has written them to the backend file, neither the
  * cache nor the file shows them. The caller must keep readers and writers
@@ -47,21 +55,27 @@
 namespace mim {
 
 struct HtmllConfig {
-  uint32_t slots = 1024;                     ///< N: hash table slots (distinct oids per generation)
-  uint32_t blocks = 64;                      ///< M: blocks per slot, one position per collection
+  uint32_t slots = 1024;                     ///< N: initial hash table slots (distinct oids per generation)
+  uint32_t blocks = 64;                      ///< M: initial blocks per slot, one position per collection
+  uint32_t max_slots = 0;                    ///< the table grows up to this; 0: fixed at slots
+  uint32_t max_blocks = 0;                   ///< positions grow up to this; 0: fixed at blocks
   uint64_t block_size = uint64_t(4) << 20;   ///< object-sized window [0, block_size)
   uint64_t max_bytes = uint64_t(256) << 20;  ///< hard cap on cached bytes, both generations
 
+  uint32_t slot_cap() const { return max_slots ? max_slots : slots; }
+  uint32_t block_cap() const { return max_blocks ? max_blocks : blocks; }
+
   /// 0, or -EINVAL with *err naming the field: slots and blocks in
-  /// [1, 2^24]; block_size a power of two in [4096, 2^30];
+  /// [1, 2^24]; max_slots and max_blocks 0 or in [slots, 2^24] and
+  /// [blocks, 2^24]; block_size a power of two in [4096, 2^30];
   /// max_bytes >= block_size.
   static int validate(const HtmllConfig& c, std::string* err);
 };
 
 enum class InsertResult {
   MERGED,               ///< cached; the caller must not write it now
-  DIRECT_NO_SLOT,       ///< oid has no slot and the table is full
-  DIRECT_NO_BLOCK,      ///< cid has no block position (all M bound to other cids)
+  DIRECT_NO_SLOT,       ///< oid has no slot and the table is full at max_slots
+  DIRECT_NO_BLOCK,      ///< cid has no block position (max_blocks bound to other cids)
   DIRECT_BEYOND_BLOCK,  ///< offset + length > block_size
   DIRECT_MEMORY_CAP,    ///< accepting it would exceed max_bytes
 };
@@ -88,6 +102,9 @@ struct HtmllStats {
   uint64_t frozen_blocks = 0;
   uint64_t frozen_bytes = 0;
   uint64_t frozen_extents = 0;
+  // The active generation's geometry: table entries and block positions.
+  uint64_t table_slots = 0;
+  uint64_t positions = 0;
   // Counters since construction.
   uint64_t inserts = 0;  ///< insert() calls
   uint64_t merged = 0;
@@ -96,6 +113,8 @@ struct HtmllStats {
   uint64_t direct_beyond_block = 0;
   uint64_t direct_memory_cap = 0;
   uint64_t freezes = 0;
+  uint64_t table_grows = 0;     ///< slot table rehashes to a larger size
+  uint64_t position_grows = 0;  ///< block position vectors grown
 };
 
 /// What a freeze() froze: each collection once, with the oids that have a
@@ -165,9 +184,10 @@ class Htmll {
   bool take_frozen(std::string_view cid, std::string_view oid,
                    ObjectState* out);
 
-  /// Freeze the active generation and start an empty one: every slot free,
-  /// block positions rebound to the M collections with the most insert()
-  /// calls since the previous freeze (ties by cid), frequencies reset.
+  /// Freeze the active generation and start an empty one of the same
+  /// geometry: every slot free, block positions rebound to the collections
+  /// with the most insert() calls since the previous freeze (at most
+  /// max_blocks; ties by cid), frequencies reset.
   /// Returns false, changing nothing, while a frozen generation exists.
   /// On success fills *order (may be null).
   bool freeze(FlushOrder* order);
@@ -231,7 +251,7 @@ class Htmll {
   /// insert() calls since the last freeze for cids without a position in
   /// the active generation (bound cids count in Generation::pos_count).
   FreqMap unbound_freq_;                // GUARDED_BY(mu_)
-  std::vector<std::unique_ptr<Slot>> free_slots_;  // GUARDED_BY(mu_); recycled, at most N
+  std::vector<std::unique_ptr<Slot>> free_slots_;  // GUARDED_BY(mu_); recycled, at most the table size
   HtmllStats counters_;                 // GUARDED_BY(mu_); the counter fields only
 };
 
