@@ -74,6 +74,7 @@ void read_options(const ConfigProxy& conf, MIMConfig* c, WideOptions* w)
   w->replicas = conf.get_val<uint64_t>("mimstore_flush_replicas");
   w->nodes = conf.get_val<uint64_t>("mimstore_flush_nodes");
   c->flush_gap_fill = conf.get_val<Option::size_t>("mimstore_flush_gap_fill");
+  c->flush_physical_order = conf.get_val<bool>("mimstore_flush_physical_order");
 
   c->journal_size_mb = conf.get_val<Option::size_t>("osd_journal_size");
   c->journal_dio = conf.get_val<bool>("mimstore_journal_dio");

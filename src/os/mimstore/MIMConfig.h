@@ -31,6 +31,7 @@ struct MIMConfig {
   uint32_t flush_replicas = 0;      ///< resolved: never 0 after load()
   uint32_t flush_nodes = 0;         ///< resolved: never 0 after load()
   uint64_t flush_gap_fill = 0;
+  bool flush_physical_order = true;
 
   // journal
   std::string journal_path;

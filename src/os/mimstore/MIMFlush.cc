@@ -19,6 +19,8 @@
 
 #include <malloc.h>
 
+#include <algorithm>
+
 #include "common/debug.h"
 #include "common/errno.h"
 
@@ -381,37 +383,75 @@ void MIMStore::_end_writeback_window()
   wb_window_bytes = 0;
 }
 
-void MIMStore::_flush_frozen()
+std::vector<MIMStore::FlushItem> MIMStore::_writeback_order()
 {
-  // Collections one after another, each object opened once, its extents
-  // sorted and coalesced by plan_writeback.
-  auto start = ceph::mono_clock::now();
-  uint64_t objects = 0;
+  // REQUIRES: flush thread, no locks held (the addresses are read from the
+  // filesystem; they are a hint, so an object changing meanwhile only costs
+  // a seek).
+  std::vector<FlushItem> items;
+  items.reserve(flush_order.blocks);
   for (auto& [cname, fnames] : flush_order.collections) {
     for (auto& fname : fnames) {
-      {
-        mim::ObjectState st;
-        std::lock_guard ol(obj_locks.of(cname, fname));
-        if (!htmll->take_frozen(cname, fname, &st)) {
-          continue;  // taken early by an op on the object
-        }
-        int r = _write_back_object(cname, fname, st, true);
-        if (r < 0) {
-          // The data is still in the journal; stopping here loses nothing,
-          // carrying on in an unknown state could.
-          derr << "flush failed: " << cpp_strerror(r) << "; stopping"
-               << dendl;
-          ceph_abort_msg("mimstore: writeback to the data filesystem failed");
-        }
-        _release_after_sync(st.sns);
-        ++objects;
-      }
-      // room in the cache for a writer waiting in _wait_for_cache_room
-      room_cond.notify_all();
-      // no object lock held while waiting
-      _wait_writeback_window();
-      _throttle_writeback();
+      items.push_back(FlushItem{&cname, &fname, UNPLACED});
     }
+  }
+  if (!conf.flush_physical_order) {
+    return items;
+  }
+  uint64_t placed = 0;
+  for (auto& it : items) {
+    uint64_t phys;
+    int r = files->physical_offset(*it.cname, *it.fname, 0, &phys);
+    if (r == -EOPNOTSUPP) {
+      dout(10) << "no disk addresses on this filesystem: flushing in "
+               << "collection order" << dendl;
+      return items;
+    }
+    if (r == 0) {
+      it.phys = phys;
+      ++placed;
+    }
+  }
+  // Stable: the unplaced keep collection order, after the placed ones.
+  std::stable_sort(items.begin(), items.end(),
+                   [](const FlushItem& a, const FlushItem& b) {
+                     return a.phys < b.phys;
+                   });
+  logger->inc(l_mimstore_flush_objects_placed, placed);
+  dout(10) << "writeback order: " << placed << " of " << items.size()
+           << " objects by disk address" << dendl;
+  return items;
+}
+
+void MIMStore::_flush_frozen()
+{
+  // One pass over the frozen generation in _writeback_order, each object
+  // opened once, its extents sorted and coalesced by plan_writeback.
+  auto start = ceph::mono_clock::now();
+  uint64_t objects = 0;
+  for (const FlushItem& item : _writeback_order()) {
+    {
+      mim::ObjectState st;
+      std::lock_guard ol(obj_locks.of(*item.cname, *item.fname));
+      if (!htmll->take_frozen(*item.cname, *item.fname, &st)) {
+        continue;  // taken early by an op on the object
+      }
+      int r = _write_back_object(*item.cname, *item.fname, st, true);
+      if (r < 0) {
+        // The data is still in the journal; stopping here loses nothing,
+        // carrying on in an unknown state could.
+        derr << "flush failed: " << cpp_strerror(r) << "; stopping"
+             << dendl;
+        ceph_abort_msg("mimstore: writeback to the data filesystem failed");
+      }
+      _release_after_sync(st.sns);
+      ++objects;
+    }
+    // room in the cache for a writer waiting in _wait_for_cache_room
+    room_cond.notify_all();
+    // no object lock held while waiting
+    _wait_writeback_window();
+    _throttle_writeback();
   }
   _end_writeback_window();
   htmll->end_flush();

@@ -92,6 +92,8 @@ PerfCounters* build_perf_counters(CephContext* cct)
                     "Write calls issued by full flushes");
   b.add_u64_counter(l_mimstore_flush_objects, "flush_objects",
                     "Objects written by full flushes");
+  b.add_u64_counter(l_mimstore_flush_objects_placed, "flush_objects_placed",
+                    "Objects of full flushes ordered by disk address");
   b.add_u64(l_mimstore_htmll_blocks, "htmll_blocks",
             "HTMLL blocks in use (active generation)", "hblk",
             PerfCountersBuilder::PRIO_INTERESTING);

@@ -56,6 +56,7 @@ enum {
   l_mimstore_checkpoint_lag_bytes,
   l_mimstore_replayed,
   l_mimstore_reads_from_cache,        ///< reads the merge cache covered whole
+  l_mimstore_flush_objects_placed,    ///< flushed in disk-address order
   l_mimstore_last
 };
 

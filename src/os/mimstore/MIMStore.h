@@ -257,6 +257,14 @@ class MIMStore : public ObjectStore {
   void _backoff();
   void _wait_for_next_sync();
   void _flush_thread();
+  /// One object of the frozen generation, where the flush writes it.
+  struct FlushItem {
+    const std::string* cname;  // into flush_order, which outlives the item
+    const std::string* fname;
+    uint64_t phys;             // disk address of its first byte, or UNPLACED
+  };
+  static constexpr uint64_t UNPLACED = UINT64_MAX;
+  std::vector<FlushItem> _writeback_order();
   void _flush_frozen();
   int _write_back_object(const std::string& cname, const std::string& fname,
                          mim::ObjectState& st, bool frozen);

@@ -347,6 +347,25 @@ int ObjectFiles::get_born(const ObjectFDRef& f, SequencerPosition* pos)
   return decode_guard(v, pos, nullptr);
 }
 
+int ObjectFiles::physical_offset(const std::string& cname,
+                                 const std::string& fname, uint64_t off,
+                                 uint64_t* phys)
+{
+  const std::string path = object_path(cname, fname);
+  ObjectFDRef f;
+  if (lookup_cached(path, &f) == 0) {
+    return io->physical_offset(f->fd, off, phys);
+  }
+  int fd;
+  int r = io->open(path, O_RDONLY | O_CLOEXEC, 0, &fd);
+  if (r < 0) {
+    return r;
+  }
+  r = io->physical_offset(fd, off, phys);
+  io->close(fd);
+  return r;
+}
+
 int ObjectFiles::open_by_name(const std::string& cname,
                               const std::string& fname, ObjectFDRef* out)
 {

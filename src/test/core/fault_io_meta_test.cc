@@ -73,6 +73,9 @@ class CopyCloneEnv : public IoEnv {
   int get_size(int fd, uint64_t* size) override {
     return b_->get_size(fd, size);
   }
+  int physical_offset(int fd, uint64_t off, uint64_t* phys) override {
+    return b_->physical_offset(fd, off, phys);
+  }
   int get_logical_block_size(int fd, uint32_t* bs) override {
     return b_->get_logical_block_size(fd, bs);
   }

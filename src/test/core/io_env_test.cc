@@ -199,6 +199,32 @@ TEST_F(IoEnvTest, TruncateAllocateStat)
   env->close(fd);
 }
 
+TEST_F(IoEnvTest, PhysicalOffset)
+{
+  // Data at [0, 4096) made durable, then a hole up to 1 MiB.
+  int fd;
+  ASSERT_EQ(0, env->open(path("p"), O_RDWR | O_CREAT, 0644, &fd));
+  std::string data(4096, 'p');
+  struct iovec iov{data.data(), data.size()};
+  ASSERT_EQ(4096, env->pwritev(fd, &iov, 1, 0));
+  ASSERT_EQ(0, env->fsync(fd));
+  ASSERT_EQ(0, env->ftruncate(fd, 1 << 20));
+  uint64_t p0 = 0, p1 = 0;
+  int r = env->physical_offset(fd, 0, &p0);
+  if (r == -EOPNOTSUPP) {
+    env->close(fd);
+    GTEST_SKIP() << "no FIEMAP on " << dir;
+  }
+  ASSERT_EQ(0, r) << io_error_string(r);
+  // One filesystem block is one extent: byte 4095 is 4095 bytes further on.
+  ASSERT_EQ(0, env->physical_offset(fd, 4095, &p1));
+  EXPECT_EQ(p0 + 4095, p1);
+  EXPECT_EQ(-ENODATA, env->physical_offset(fd, 512 << 10, &p1));
+  EXPECT_EQ(-ENODATA, env->physical_offset(fd, 2 << 20, &p1));  // past EOF
+  env->close(fd);
+  EXPECT_EQ(-EBADF, env->physical_offset(fd, 0, &p1));
+}
+
 TEST_F(IoEnvTest, Xattrs)
 {
   int fd;

@@ -338,6 +338,16 @@ int FaultIoEnv::get_size(int fd, uint64_t* size)
   return base_->get_size(fd, size);
 }
 
+int FaultIoEnv::physical_offset(int fd, uint64_t off, uint64_t* phys)
+{
+  // A read of metadata that changes nothing durable: passed through, like
+  // fstat.
+  if (crashed()) {
+    return -EIO;
+  }
+  return base_->physical_offset(fd, off, phys);
+}
+
 int FaultIoEnv::get_logical_block_size(int fd, uint32_t* bs)
 {
   if (crashed()) {

@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <libaio.h>
+#include <linux/fiemap.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/xattr.h>
@@ -74,6 +75,7 @@ class PosixIoEnv : public IoEnv {
   int stat(const std::string& path, struct stat* st) override;
   int get_size(int fd, uint64_t* size) override;
   int get_logical_block_size(int fd, uint32_t* bs) override;
+  int physical_offset(int fd, uint64_t off, uint64_t* phys) override;
   int rename(const std::string& from, const std::string& to) override;
   int unlink(const std::string& path) override;
   int link(const std::string& from, const std::string& to) override;
@@ -339,6 +341,28 @@ int PosixIoEnv::get_size(int fd, uint64_t* size)
     return 0;
   }
   *size = st.st_size;
+  return 0;
+}
+
+int PosixIoEnv::physical_offset(int fd, uint64_t off, uint64_t* phys)
+{
+  // One extent is enough: the one holding `off`, or the next after a hole.
+  alignas(struct fiemap) char buf[sizeof(struct fiemap) +
+                                  sizeof(struct fiemap_extent)] = {};
+  auto* fm = reinterpret_cast<struct fiemap*>(buf);
+  fm->fm_start = off;
+  fm->fm_length = 1;
+  fm->fm_extent_count = 1;
+  if (::ioctl(fd, FS_IOC_FIEMAP, fm) < 0) {
+    return errno == ENOTTY ? -EOPNOTSUPP : -errno;
+  }
+  const struct fiemap_extent& e = fm->fm_extents[0];
+  if (fm->fm_mapped_extents == 0 || off < e.fe_logical ||
+      off - e.fe_logical >= e.fe_length ||
+      (e.fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC))) {
+    return -ENODATA;
+  }
+  *phys = e.fe_physical + (off - e.fe_logical);
   return 0;
 }
 

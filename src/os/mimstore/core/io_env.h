@@ -71,6 +71,11 @@ class IoEnv {
   /// filesystem's direct-I/O offset alignment (statx) for a file, else 512.
   /// The journal's block size is max(4096, this).
   virtual int get_logical_block_size(int fd, uint32_t* bs) = 0;
+  /// Where byte `off` of a file sits on its device (FS_IOC_FIEMAP), for
+  /// ordering writeback by disk address; a hint, stale as soon as the file
+  /// changes. -ENODATA: a hole, or not allocated yet (delayed allocation);
+  /// -EOPNOTSUPP: the filesystem has no FIEMAP (tmpfs).
+  virtual int physical_offset(int fd, uint64_t off, uint64_t* phys) = 0;
 
   // ---- namespace (durable at once under FaultIoEnv, unless meta=xfs) ----
 
