@@ -11,6 +11,7 @@
 # Profiles (vstart-configs/<name>.conf):
 #   --profile NAME            add a profile (repeatable); --profiles a,b,c
 #                             known: mimstore mimstore-nomerge bluestore-hybrid filestore-pacific
+#                             (and mimstore-fixed: the paper's fixed HTMLL geometry and flush order)
 #   --all-profiles            all four
 # Workload:
 #   --rw W[,W...]             workloads (randwrite):
