@@ -111,7 +111,7 @@ int MIMStore::_do_coll_op(Transaction::iterator& i, Transaction::Op* op)
 int MIMStore::_create_collection(const coll_t& cid, int bits)
 {
   dout(15) << __func__ << " " << cid << " bits " << bits << dendl;
-  if (!_check_replay_guard(cid, nullptr)) {
+  if (!_should_apply(cid, nullptr)) {
     return 0;
   }
   int r = files->create_collection(cid, bits);
@@ -139,7 +139,7 @@ int MIMStore::_create_collection(const coll_t& cid, int bits)
 int MIMStore::_destroy_collection(const coll_t& cid)
 {
   dout(15) << __func__ << " " << cid << dendl;
-  if (!_check_replay_guard(cid, nullptr)) {
+  if (!_should_apply(cid, nullptr)) {
     return 0;
   }
   auto c = colls.get(cid);
@@ -191,13 +191,13 @@ int MIMStore::_collection_move_rename(const coll_t& oldcid,
     // source
     return replaying ? _remove(oldcid, oldoid) : -ENOENT;
   }
-  int dst = _guard_cmp(newcid, &newoid);
-  if (dst < 0) {
+  const GuardVerdict dst = _guard_cmp(newcid, &newoid);
+  if (dst == GuardVerdict::SKIP) {
     // done, and the target has moved on since: a source name that replay
     // re-created is stale (its own guard decides)
     return replaying ? _remove(oldcid, oldoid) : 0;
   }
-  if (_guard_cmp(oldcid, &oldoid) < 0) {
+  if (_guard_cmp(oldcid, &oldoid) == GuardVerdict::SKIP) {
     return 0;  // the source carries a newer guard: not ours to touch
   }
   string ofname = object_file_name(oldoid);
@@ -208,7 +208,7 @@ int MIMStore::_collection_move_rename(const coll_t& oldcid,
     if (!replaying) {
       return -ENOENT;
     }
-    if (dst == 0) {
+    if (dst == GuardVerdict::RESUME) {
       // This rename was under way and its old name is gone: a sync made
       // the unlink durable, but power went before RocksDB's clone of the
       // omap and xattrs was. Redo that part (DBObjectMap skips what its
@@ -246,7 +246,7 @@ int MIMStore::_collection_move_rename(const coll_t& oldcid,
   if (r < 0) {
     return r;
   }
-  if (dst > 0) {
+  if (dst == GuardVerdict::APPLY) {
     _set_replay_guard(f, oldoid, true);
   }
   r = files->link_object(oldcid, oldoid, newcid, newoid);
@@ -346,7 +346,8 @@ int MIMStore::_split_collection(const coll_t& cid, uint32_t bits,
 {
   dout(15) << __func__ << " " << cid << " bits " << bits << " rem " << rem
            << " -> " << dest << dendl;
-  if (_guard_cmp(dest, nullptr) < 0 || _guard_cmp(cid, nullptr) < 0) {
+  if (_guard_cmp(dest, nullptr) == GuardVerdict::SKIP ||
+      _guard_cmp(cid, nullptr) == GuardVerdict::SKIP) {
     return 0;  // done before the crash
   }
   auto sc = colls.get(cid);
@@ -379,14 +380,14 @@ int MIMStore::_merge_collection(const coll_t& cid, uint32_t bits,
 {
   dout(15) << __func__ << " " << cid << " bits " << bits << " -> " << dest
            << dendl;
-  if (_guard_cmp(dest, nullptr) < 0) {
+  if (_guard_cmp(dest, nullptr) == GuardVerdict::SKIP) {
     return 0;  // done before the crash
   }
   // Replay of a merge that had moved everything: the tombstone says so.
   SequencerPosition gone;
   bool moved = replaying && files->get_tombstone(cid, &gone) == 0 &&
     gone == cur_spos;
-  if (!moved && _guard_cmp(cid, nullptr) < 0) {
+  if (!moved && _guard_cmp(cid, nullptr) == GuardVerdict::SKIP) {
     return 0;
   }
   auto sc = colls.get(cid);

@@ -79,7 +79,7 @@ int MIMStore::_do_omap_op(Transaction::iterator& i, Transaction::Op* op)
 }
 
 #define MIM_OMAP_PRELUDE()                                          \
-  if (!_check_replay_guard(cid, &oid)) {                            \
+  if (!_should_apply(cid, &oid)) {                            \
     return 0;                                                       \
   }                                                                 \
   {                                                                 \

@@ -302,7 +302,7 @@ int MIMStore::_take_cached_collection(const coll_t& cid)
 int MIMStore::_touch(const coll_t& cid, const ghobject_t& oid)
 {
   dout(15) << __func__ << " " << cid << " " << oid << dendl;
-  if (!_check_replay_guard(cid, &oid)) {
+  if (!_should_apply(cid, &oid)) {
     return 0;
   }
   ObjectFDRef f;
@@ -314,7 +314,7 @@ int MIMStore::_write(const coll_t& cid, const ghobject_t& oid, uint64_t off,
 {
   dout(15) << __func__ << " " << cid << " " << oid << " " << off << "~"
            << len << dendl;
-  if (!_check_replay_guard(cid, &oid)) {
+  if (!_should_apply(cid, &oid)) {
     return 0;
   }
   ceph_assert(bl.length() == len);
@@ -396,7 +396,7 @@ int MIMStore::_zero(const coll_t& cid, const ghobject_t& oid, uint64_t off,
 {
   dout(15) << __func__ << " " << cid << " " << oid << " " << off << "~"
            << len << dendl;
-  if (!_check_replay_guard(cid, &oid)) {
+  if (!_should_apply(cid, &oid)) {
     return 0;
   }
   string fname = object_file_name(oid);
@@ -417,7 +417,7 @@ int MIMStore::_truncate(const coll_t& cid, const ghobject_t& oid,
                         uint64_t size)
 {
   dout(15) << __func__ << " " << cid << " " << oid << " " << size << dendl;
-  if (!_check_replay_guard(cid, &oid)) {
+  if (!_should_apply(cid, &oid)) {
     return 0;
   }
   string fname = object_file_name(oid);
@@ -444,7 +444,7 @@ int MIMStore::_remove(const coll_t& cid, const ghobject_t& oid)
   // back. DBObjectMap skips the clear where a later guard stamped the
   // header; the new object's own omap ops come after and are replayed.
   bool born_later = false;
-  if (_guard_cmp(cid, &oid, &born_later) <= 0) {
+  if (_guard_cmp(cid, &oid, &born_later) != GuardVerdict::APPLY) {
     return born_later ? _replay_omap_clear(oid) : 0;
   }
   auto c = colls.get(cid);
@@ -494,7 +494,7 @@ int MIMStore::_setattrs(const coll_t& cid, const ghobject_t& oid,
                         std::map<string, bufferptr>& aset)
 {
   dout(15) << __func__ << " " << cid << " " << oid << dendl;
-  if (!_check_replay_guard(cid, &oid)) {
+  if (!_should_apply(cid, &oid)) {
     return 0;
   }
   auto c = colls.get(cid);
@@ -512,7 +512,7 @@ int MIMStore::_rmattr(const coll_t& cid, const ghobject_t& oid,
                       const char* name)
 {
   dout(15) << __func__ << " " << cid << " " << oid << " " << name << dendl;
-  if (!_check_replay_guard(cid, &oid)) {
+  if (!_should_apply(cid, &oid)) {
     return 0;
   }
   auto c = colls.get(cid);
@@ -525,7 +525,7 @@ int MIMStore::_rmattr(const coll_t& cid, const ghobject_t& oid,
 int MIMStore::_rmattrs(const coll_t& cid, const ghobject_t& oid)
 {
   dout(15) << __func__ << " " << cid << " " << oid << dendl;
-  if (!_check_replay_guard(cid, &oid)) {
+  if (!_should_apply(cid, &oid)) {
     return 0;
   }
   auto c = colls.get(cid);
@@ -554,7 +554,7 @@ int MIMStore::_clone(const coll_t& cid, const ghobject_t& oldoid,
   if (oldoid == newoid) {
     return 0;
   }
-  if (!_check_replay_guard(cid, &newoid)) {
+  if (!_should_apply(cid, &newoid)) {
     return 0;
   }
   string cname = cid.to_str();
@@ -593,7 +593,7 @@ int MIMStore::_clone_range(const coll_t& cid, const ghobject_t& oldoid,
 {
   dout(15) << __func__ << " " << cid << " " << oldoid << " -> " << newoid
            << " " << srcoff << "~" << len << " -> " << dstoff << dendl;
-  if (!_check_replay_guard(cid, &newoid)) {
+  if (!_should_apply(cid, &newoid)) {
     return 0;
   }
   string cname = cid.to_str();

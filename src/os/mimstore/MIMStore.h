@@ -95,8 +95,17 @@ class ObjectFiles;
 class ObjectFD;
 using ObjectFDRef = std::shared_ptr<ObjectFD>;
 class AdminHook;
+
+/// What replay does with an op, from the replay guards of its targets.
+enum class GuardVerdict {
+  APPLY,   ///< not applied before (or live, not replaying): apply it
+  RESUME,  ///< under way when the store stopped (an in-progress guard at
+           ///< this very position): finish the parts not yet durable
+  SKIP,    ///< applied and durable before (a guard at or past it): skip
+};
 }
 using mimstore::ObjectFDRef;
+using mimstore::GuardVerdict;
 
 
 class MIMStore : public ObjectStore {
@@ -335,14 +344,13 @@ class MIMStore : public ObjectStore {
 
   // op helpers (guards and the barrier: ReplayGuards.cc; the rest
   // MIMOps.cc and MIMCollOps.cc)
-  /// Replay guards, compared with cur_spos: 1 apply, 0 this op was under
-  /// way (in-progress guard at this position), -1 skip (done before).
-  /// Live (not replaying): always 1. *born_later: skipped because the
-  /// object's file was created after this op (a later incarnation).
-  int _guard_cmp(const coll_t& cid, const ghobject_t* oid,
-                 bool* born_later = nullptr);
-  /// true if the op must be applied (_guard_cmp > 0).
-  int _check_replay_guard(const coll_t& cid, const ghobject_t* oid);
+  /// Replay guards, compared with cur_spos (ReplayGuards.cc). Live (not
+  /// replaying): always APPLY. *born_later: SKIP because the object's file
+  /// was created after this op (a later incarnation).
+  GuardVerdict _guard_cmp(const coll_t& cid, const ghobject_t* oid,
+                          bool* born_later = nullptr);
+  /// True if the op must be applied: _guard_cmp() == APPLY.
+  bool _should_apply(const coll_t& cid, const ghobject_t* oid);
   /// Replay: redo a remove's omap clear the files no longer show.
   int _replay_omap_clear(const ghobject_t& oid);
   void _set_replay_guard(const ObjectFDRef& f, const ghobject_t& oid,

@@ -27,11 +27,11 @@ using ceph::bufferlist;
 using ceph::bufferptr;
 using namespace mimstore;
 
-int MIMStore::_guard_cmp(const coll_t& cid, const ghobject_t* oid,
-                         bool* born_later)
+GuardVerdict MIMStore::_guard_cmp(const coll_t& cid, const ghobject_t* oid,
+                                  bool* born_later)
 {
   if (!replaying) {
-    return 1;
+    return GuardVerdict::APPLY;
   }
   SequencerPosition g;
   bool in_progress = false;
@@ -40,30 +40,32 @@ int MIMStore::_guard_cmp(const coll_t& cid, const ghobject_t* oid,
     // objects (with their omap) live on in the destination
     dout(10) << "replay: skip " << cur_spos << " on " << cid
              << ", merged away at " << g << dendl;
-    return -1;
+    return GuardVerdict::SKIP;
   }
   if (files->get_collection_guard(cid, &g, &in_progress) == 0 &&
       g >= cur_spos) {
     if (g == cur_spos && in_progress) {
-      return 0;  // this split or merge was under way when we crashed
+      // this split or merge was under way when we crashed
+      return GuardVerdict::RESUME;
     }
     dout(10) << "replay: skip " << cur_spos << " on " << cid
              << ", collection guard " << g << dendl;
-    return -1;
+    return GuardVerdict::SKIP;
   }
   if (oid) {
     ObjectFDRef f;
     if (files->open_object(cid, *oid, false, &f) < 0) {
-      return 1;
+      return GuardVerdict::APPLY;
     }
     if (files->get_guard(f, &g, &in_progress) == 0) {
       if (g > cur_spos || (g == cur_spos && !in_progress)) {
         dout(10) << "replay: skip " << cur_spos << " on " << *oid
                  << ", guard " << g << dendl;
-        return -1;
+        return GuardVerdict::SKIP;
       }
       if (g == cur_spos) {
-        return 0;  // this very op was under way when we crashed
+        // this very op was under way when we crashed
+        return GuardVerdict::RESUME;
       }
     }
     // A file created after this op: live, the op found no object (and
@@ -75,15 +77,15 @@ int MIMStore::_guard_cmp(const coll_t& cid, const ghobject_t* oid,
       if (born_later) {
         *born_later = true;
       }
-      return -1;
+      return GuardVerdict::SKIP;
     }
   }
-  return 1;
+  return GuardVerdict::APPLY;
 }
 
-int MIMStore::_check_replay_guard(const coll_t& cid, const ghobject_t* oid)
+bool MIMStore::_should_apply(const coll_t& cid, const ghobject_t* oid)
 {
-  return _guard_cmp(cid, oid) > 0;
+  return _guard_cmp(cid, oid) == GuardVerdict::APPLY;
 }
 
 void MIMStore::_set_replay_guard(const ObjectFDRef& f, const ghobject_t& oid,
