@@ -22,6 +22,28 @@ namespace mimstore {
 
 namespace {
 
+/// The whole value of xattr `name` of `path`, however long.
+int get_xattr_string(const std::string& path, const std::string& name,
+                     std::string* out)
+{
+  for (;;) {
+    ssize_t n = ::getxattr(path.c_str(), name.c_str(), nullptr, 0);
+    if (n < 0) {
+      return -errno;
+    }
+    out->resize(n);
+    ssize_t m = ::getxattr(path.c_str(), name.c_str(), out->data(), n);
+    if (m >= 0) {
+      out->resize(m);
+      return 0;
+    }
+    if (errno != ERANGE) {
+      return -errno;
+    }
+    // it grew between the two calls: ask again
+  }
+}
+
 constexpr const char* BITS_XATTR = "user.mim.bits";
 constexpr const char* GUARD_XATTR = "user.mim.guard";
 constexpr const char* BORN_XATTR = "user.mim.born";
@@ -203,16 +225,21 @@ int ObjectFiles::list_objects(const coll_t& c, std::set<ghobject_t>* out,
     std::string full = fname;
     if (is_long_file_name(fname)) {
       std::string path = dir + "/" + fname;
-      char buf[4096 * 4];
-      ssize_t n = ::getxattr(path.c_str(), long_name_xattr(fname).c_str(),
-                             buf, sizeof(buf));
-      if (n < 0) {
+      int r = get_xattr_string(path, long_name_xattr(fname), &full);
+      if (r == -ENODATA) {
         // created, crashed before the name was set: nothing was written
         // into it, and the create will be replayed from the journal.
         incomplete.push_back(path);
         continue;
       }
-      full.assign(buf, n);
+      if (r < 0) {
+        // Any other failure says nothing about the file: refuse rather
+        // than guess (removing it could remove a live object).
+        derr << __func__ << " cannot read the name of " << path << ": "
+             << cpp_strerror(r) << dendl;
+        ::closedir(d);
+        return r;
+      }
     }
     ghobject_t oid;
     // Only the canonical name of an object counts; anything else (a stray
@@ -285,12 +312,15 @@ int ObjectFiles::open_path(const std::string& path, bool create,
   if (lookup_cached(path, out) == 0) {
     return 0;
   }
-  int fd;
+  int fd = -1;
   int flags = O_RDWR | O_CLOEXEC;
   int r = io->open(path, flags, 0644, &fd);
   if (r == -ENOENT && create) {
     r = io->open(path, flags | O_CREAT, 0644, &fd);
-    if (r == 0 && long_name) {
+    if (r < 0) {
+      return r;  // nothing was created, nothing to undo
+    }
+    if (long_name) {
       r = io->fsetxattr(fd, long_name_xattr(basename(path)), long_name->data(),
                         long_name->size(), 0);
     }
@@ -299,7 +329,7 @@ int ObjectFiles::open_path(const std::string& path, bool create,
       encode(*born, bl);
       r = io->fsetxattr(fd, BORN_XATTR, bl.c_str(), bl.length(), 0);
     }
-    if (r < 0 && fd >= 0) {
+    if (r < 0) {
       io->close(fd);
       io->unlink(path);
       return r;

@@ -93,13 +93,13 @@ class ObjectFiles {
                   ObjectFDRef* out, const SequencerPosition* born = nullptr);
   /// The creation position recorded by open_object; -ENODATA if none.
   int get_born(const ObjectFDRef& f, SequencerPosition* pos);
-  /// Open an existing object file by its collection and file name (the
-  /// flush thread knows objects only by these names).
   /// Where byte `off` of an object file sits on the data device (see
   /// mim::IoEnv::physical_offset); uses a cached fd or a short-lived one,
   /// so that a pass over many objects does not evict the cache.
   int physical_offset(const std::string& cname, const std::string& fname,
                       uint64_t off, uint64_t* phys);
+  /// Open an existing object file by its collection and file name (the
+  /// flush thread knows objects only by these names).
   int open_by_name(const std::string& cname, const std::string& fname,
                    ObjectFDRef* out);
   int remove_object(const coll_t& c, const ghobject_t& oid);
