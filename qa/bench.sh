@@ -11,7 +11,8 @@
 # Profiles (vstart-configs/<name>.conf):
 #   --profile NAME            add a profile (repeatable); --profiles a,b,c
 #                             known: mimstore mimstore-nomerge bluestore-hybrid filestore-pacific
-#                             (and mimstore-fixed: the paper's fixed HTMLL geometry and flush order)
+#                             (and mimstore-fixed: the paper's fixed HTMLL geometry and flush order;
+#                              mimstore-ram: merged bytes in RAM, not only in the journal)
 #   --all-profiles            all four
 # Workload:
 #   --rw W[,W...]             workloads (randwrite):

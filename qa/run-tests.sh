@@ -153,12 +153,14 @@ if [ -z "$ceph_tier_reason" ]; then
       "$BIN/ceph_test_mimstore" --gtest_brief=1 --gtest_filter='-*Crash*' \
       --log-file="$TESTDIR/ceph_test_mimstore.log"
     # The ObjectStore suite on mimstore (instantiation index 3: memstore,
-    # bluestore, kstore, mimstore), merge on and off.
+    # bluestore, kstore, mimstore), merge on and off. With merging on, every
+    # cached extent is also checked against its copy in the journal.
     objectstore_suite() {
       local merge=$1 filter
       filter=$("$REPO/qa/objectstore-filter.sh" "$MODE")
       (cd "$TESTDIR" && "$BIN/ceph_test_objectstore" --gtest_brief=1 \
          --gtest_filter="$filter" --mimstore_merge="$merge" \
+         --mimstore_debug_verify_journal_data="$merge" \
          --mimstore_journal_throughput=1000000000 \
          --log-file="$TESTDIR/objectstore-$merge.log" --debug-mimstore=5)
     }

@@ -153,7 +153,8 @@ std::unique_ptr<JournalWriter::Batch> JournalWriter::form_batch_locked()
         segs.emplace_back(b.c_str(), b.length());
       }
     }
-    batch->enc->add_txn(p.sn, committed_up_to, segs);
+    batch->payload_offs.push_back(
+      batch->enc->add_txn(p.sn, committed_up_to, segs));
     batch->cbs.push_back(std::move(p.cb));
     queue.pop_front();
   }
@@ -287,6 +288,8 @@ void JournalWriter::complete_ready(std::unique_lock<ceph::mutex>& l)
     }
     committed_up_to = b->last_sn;
     std::vector<Callback> cbs = std::move(b->cbs);
+    std::vector<uint64_t> offs = std::move(b->payload_offs);
+    const uint64_t batch_off = b->off;
     if (b->wrap_buf) {
       free(b->wrap_buf);
       b->wrap_buf = nullptr;
@@ -297,8 +300,8 @@ void JournalWriter::complete_ready(std::unique_lock<ceph::mutex>& l)
     }
     writer_cond.notify_all();
     l.unlock();
-    for (auto& cb : cbs) {
-      cb();
+    for (size_t i = 0; i < cbs.size(); ++i) {
+      cbs[i](batch_off + offs[i]);
     }
     l.lock();
   }

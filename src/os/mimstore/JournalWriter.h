@@ -45,8 +45,10 @@ namespace mimstore {
 class JournalWriter {
  public:
   using sn_t = mim::sn_t;
-  /// Called once the entry is durable, in sn order, from the reaper thread.
-  using Callback = std::function<void()>;
+  /// Called once the entry is durable, in sn order, from the reaper thread,
+  /// with the device offset of the entry's payload (its bytes stay there,
+  /// readable with JournalDevice::read_at, until the tail passes them).
+  using Callback = std::function<void(uint64_t payload_off)>;
 
   /// `dev` must be open whenever the writer runs; it outlives the writer.
   JournalWriter(CephContext* cct, mim::IoEnv* io, const MIMConfig& conf,
@@ -85,6 +87,12 @@ class JournalWriter {
   bool drained(sn_t* committed) const;
 
   uint64_t used() const;
+  /// Whether [off, off + len) lies between the tail and the head: written
+  /// (or being written) and not reclaimed.
+  bool is_live(uint64_t off, uint64_t len) const {
+    std::lock_guard l(lock);
+    return mim::area_contains(dev.geo(), tail, head, off, len);
+  }
   /// Bytes from the batch holding `sn` to the head, padding included (all
   /// of used() if sn is older than the tail).
   uint64_t used_since(sn_t sn) const;
@@ -106,6 +114,7 @@ class JournalWriter {
     size_t len = 0;
     char* wrap_buf = nullptr;     ///< aligned WRAP block, when wrapping
     std::vector<Callback> cbs;
+    std::vector<uint64_t> payload_offs;  ///< each entry's, from `off`
     sn_t first_sn = 0, last_sn = 0;
     uint64_t off = 0;             ///< where the batch starts
     uint64_t end = 0;             ///< head after it

@@ -110,6 +110,9 @@ void read_options(const ConfigProxy& conf, MIMConfig* c, WideOptions* w)
   c->fsck_on_mount = conf.get_val<bool>("mimstore_fsck_on_mount");
   c->fsck_on_mount_deep = conf.get_val<bool>("mimstore_fsck_on_mount_deep");
   c->debug_fault = conf.get_val<std::string>("mimstore_debug_fault");
+  c->merge_data_in_journal = conf.get_val<bool>("mimstore_merge_data_in_journal");
+  c->debug_verify_journal_data =
+    conf.get_val<bool>("mimstore_debug_verify_journal_data");
 }
 
 /// The number of bad options, each described on a line of `err`.

@@ -62,6 +62,8 @@ struct MIMConfig {
   bool fsck_on_mount = false;
   bool fsck_on_mount_deep = false;
   std::string debug_fault;
+  bool debug_verify_journal_data = false;
+  bool merge_data_in_journal = true;
 
   /// Read and validate every option. Returns 0, or -EINVAL with one line per
   /// bad option written to `err`.

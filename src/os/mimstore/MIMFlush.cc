@@ -221,7 +221,7 @@ void MIMStore::_backoff()
   if (conf.merge) {
     auto st = htmll->stats();
     fill = std::max(fill, double(st.bytes + st.frozen_bytes) /
-                            double(conf.cache_max_bytes));
+                            double(cache_cap));
   }
   if (fill <= conf.backoff_low) {
     return;
@@ -248,7 +248,7 @@ void MIMStore::_wait_for_cache_room(uint64_t bytes)
   if (!conf.merge || !bytes) {
     return;
   }
-  const uint64_t cap = conf.cache_max_bytes;
+  const uint64_t cap = cache_cap;
   auto full = [&] {
     auto st = htmll->stats();
     return st.bytes + st.frozen_bytes + bytes > cap;
@@ -282,29 +282,40 @@ int MIMStore::_write_back_object(const string& cname, const string& fname,
          << cpp_strerror(r) << dendl;
     return r;
   }
+  if (conf.debug_verify_journal_data) {
+    for (const auto& e : st.extents) {
+      _verify_journal_copy(e.data, "write back");
+    }
+  }
   auto runs = mim::plan_writeback(st.extents, conf.flush_gap_fill);
   std::string buf;
   for (auto& run : runs) {
     std::vector<struct iovec> iov;
-    bool gaps = false;
+    bool gaps = false, in_journal = false;
     for (auto& p : run.pieces) {
       gaps |= p.is_gap();
+      in_journal |= !p.is_gap() && !p.data.resident();
     }
-    if (gaps) {
+    if (gaps || in_journal) {
       // One read of the whole run (the gaps' bytes, from the page cache or
       // one request), the cached bytes on top, one write: the disk sees a
       // single large request where the extents alone would be many.
       buf.resize(run.length);
-      r = files->read_into(f, run.offset, run.length, buf.data());
-      if (r < 0) {
-        return r;
-      }
-      if (uint64_t(r) < run.length) {
-        memset(buf.data() + r, 0, run.length - r);
+      if (gaps) {
+        r = files->read_into(f, run.offset, run.length, buf.data());
+        if (r < 0) {
+          return r;
+        }
+        if (uint64_t(r) < run.length) {
+          memset(buf.data() + r, 0, run.length - r);
+        }
       }
       for (auto& p : run.pieces) {
         if (!p.is_gap()) {
-          memcpy(buf.data() + (p.offset - run.offset), p.data.data, p.length);
+          r = _fetch(p.data, buf.data() + (p.offset - run.offset));
+          if (r < 0) {
+            return r;
+          }
         }
       }
       iov.push_back({buf.data(), run.length});

@@ -221,6 +221,23 @@ int MIMJournal::start(sn_t next_sn)
   return writer.start(gen, h.start_off, next_sn);
 }
 
+int MIMJournal::read_extent(uint64_t off, uint64_t len, char* dst)
+{
+  if (!writer.is_live(off, len)) {
+    return -ERANGE;
+  }
+  const uint64_t bs = dev.block_size();
+  const uint64_t a = off / bs * bs;
+  const uint64_t e = (off + len + bs - 1) / bs * bs;
+  AlignedBuf b(e - a, bs);
+  int r = dev.read_at(a, e - a, b.p);
+  if (r < 0) {
+    return r;
+  }
+  memcpy(dst, b.p + (off - a), len);
+  return 0;
+}
+
 int MIMJournal::set_checkpoint(sn_t checkpoint)
 {
   // Lock order: header_lock, then the writer's lock.

@@ -88,6 +88,13 @@ class MIMJournal {
     writer.set_pressure_callback(std::move(f));
   }
 
+  /// Read `len` bytes at device offset `off` (a payload offset from a
+  /// submit() callback plus an offset inside the payload) into `dst`.
+  /// -ERANGE if the range is not live (the tail has passed it: a caller
+  /// bug), else 0 or the read's error. Synchronous; block-aligned through a
+  /// bounce buffer, because the device is opened O_DIRECT.
+  int read_extent(uint64_t off, uint64_t len, char* dst);
+
   uint64_t size() const { return dev.geo().area_len(); }
   uint64_t used() const { return writer.used(); }
   /// Bytes from the batch holding `sn` to the head, padding included (all

@@ -484,7 +484,14 @@ int MIMStore::_make_merge_cache()
   hc.max_slots = conf.htmll_max_slots;
   hc.max_blocks = conf.htmll_max_blocks;
   hc.block_size = conf.block_size;
-  hc.max_bytes = conf.cache_max_bytes;
+  // With the data in the journal a generation is bounded by the journal,
+  // not by RAM: both generations together hold at most half of it (the
+  // journal also carries each write's transaction and padding, and the
+  // journal pressure trigger freezes at mimstore_journal_pressure_ratio).
+  cache_cap = conf.merge_data_in_journal
+    ? std::max<uint64_t>(journal->size() / 2, conf.block_size)
+    : conf.cache_max_bytes;
+  hc.max_bytes = cache_cap;
   string err;
   int r = mim::HtmllConfig::validate(hc, &err);
   if (r < 0) {
@@ -498,7 +505,7 @@ int MIMStore::_make_merge_cache()
   pc.block_size = conf.block_size;
   pc.replicas = conf.flush_replicas;
   pc.nodes = conf.flush_nodes;
-  pc.memory_cap = conf.cache_max_bytes;
+  pc.memory_cap = cache_cap;
   r = mim::FlushPolicy::create(pc, &policy, &err);
   if (r < 0) {
     derr << "invalid flush thresholds: " << err << dendl;

@@ -330,28 +330,25 @@ int MIMStore::_write(const coll_t& cid, const ghobject_t& oid, uint64_t off,
   }
   ++client_writes;
   if (conf.merge) {
-    // zero-copy: the cache keeps a reference to the transaction's buffer
-    if (!bl.is_contiguous()) {
-      bl.rebuild();  // one contiguous buffer
-    }
-    const bufferptr& bp = bl.front();
     mim::DataRef ref;
-    if (bp.raw_length() <= len + len / 4) {
-      // zero-copy: the cache keeps a reference to the transaction's buffer
-      auto holder = std::make_shared<bufferptr>(bp);
-      const char* data = holder->c_str();
-      ref = mim::DataRef(std::shared_ptr<const void>(holder, data), data, len);
-    } else {
-      // The write is a slice of a larger buffer (a whole message): keeping
-      // a reference would pin all of it for as long as the bytes stay
-      // cached, and the memory cap would count a fraction of what is used.
-      ref = mim::DataRef::copy_of(bp.c_str(), len);
+    if (!_cached_form(bl, &ref)) {
+      // Kept only in the journal, and not found there: it cannot be cached.
+      logger->inc(l_mimstore_direct_not_in_journal);
+      r = _take_cached(cid, fname, false);
+      if (r < 0) {
+        return r;
+      }
+      return _write_direct(f, off, bl);
     }
-    auto res = htmll->insert(cname, fname, cur_spos.seq, off, ref);
+    const bool located = ref.has_jpos();
+    auto res = htmll->insert(cname, fname, cur_spos.seq, off, std::move(ref));
     switch (res) {
     case mim::InsertResult::MERGED:
       _hold(cur_spos.seq);
       logger->inc(l_mimstore_merged);
+      if (located) {
+        logger->inc(l_mimstore_merged_in_journal);
+      }
       return 0;
     case mim::InsertResult::DIRECT_NO_SLOT:
       logger->inc(l_mimstore_direct_no_slot);
@@ -380,13 +377,19 @@ int MIMStore::_write(const coll_t& cid, const ghobject_t& oid, uint64_t off,
     dout(20) << __func__ << " " << oid << " sn " << cur_spos << " ino "
              << st.st_ino << " fd " << f->fd << dendl;
   }
-  r = files->write(f, off, bl);
+  return _write_direct(f, off, bl);
+}
+
+int MIMStore::_write_direct(const ObjectFDRef& f, uint64_t off,
+                            const bufferlist& bl)
+{
+  int r = files->write(f, off, bl);
   if (r == 0) {
     ++data_write_ios;
     ++dirty_ios;
-    dirty_bytes += len;
+    dirty_bytes += bl.length();
     logger->inc(l_mimstore_writeback_ios);
-    logger->inc(l_mimstore_writeback_bytes, len);
+    logger->inc(l_mimstore_writeback_bytes, bl.length());
   }
   return r;
 }

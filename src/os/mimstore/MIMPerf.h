@@ -57,6 +57,11 @@ enum {
   l_mimstore_replayed,
   l_mimstore_reads_from_cache,        ///< reads the merge cache covered whole
   l_mimstore_flush_objects_placed,    ///< flushed in disk-address order
+  l_mimstore_merged_in_journal,       ///< merged writes located in the journal
+  l_mimstore_journal_data_verified,   ///< extents checked against the journal
+  l_mimstore_journal_data_reads,      ///< cached bytes read back from the journal
+  l_mimstore_journal_data_read_bytes,
+  l_mimstore_direct_not_in_journal,   ///< could not be kept in the journal
   l_mimstore_last
 };
 

@@ -127,7 +127,13 @@ int MIMStore::read(CollectionHandle& ch, const ghobject_t& oid,
     }
   }
   for (auto& e : ext) {
-    memcpy(bp.c_str() + (e.offset - offset), e.data.data, e.data.length);
+    if (conf.debug_verify_journal_data) {
+      _verify_journal_copy(e.data, "read");
+    }
+    r = _fetch(e.data, bp.c_str() + (e.offset - offset));
+    if (r < 0) {
+      return r;  // -EIO: the OSD repairs the object from a replica
+    }
   }
   bl.clear();  // like the other stores, read replaces what bl held
   bl.append(std::move(bp));

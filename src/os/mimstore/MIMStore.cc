@@ -364,6 +364,13 @@ int MIMStore::queue_transactions(CollectionHandle& ch,
   Transaction::collect_contexts(tls, &txc->on_applied, &txc->on_commit,
                                 &txc->on_applied_sync);
   bufferlist bl = encode_payload(tls);
+  if (conf.merge) {
+    // The payload shares the write buffers (no copy), and txc->tls keeps
+    // them alive until applied: record where each of its segments is.
+    for (const auto& b : bl.buffers()) {
+      txc->payload_index.add(b.c_str(), b.length());
+    }
+  }
   txc->tls = std::move(tls);
   txc->bytes = bl.length();
   txc->op = op;
@@ -376,7 +383,10 @@ int MIMStore::queue_transactions(CollectionHandle& ch,
     txc->ch->note_queued(sn, scan.object_hashes, scan.collection_wide);
     dout(20) << "queue_transactions sn " << sn << " " << txc->bytes
              << " bytes" << dendl;
-    journal->submit(sn, std::move(bl), [this, txc] { _journaled(txc); });
+    journal->submit(sn, std::move(bl), [this, txc](uint64_t payload_off) {
+      txc->payload_off = payload_off;
+      _journaled(txc);
+    });
   });
   return 0;
 }
@@ -406,10 +416,12 @@ void MIMStore::_apply_thread()
     // flushed and synced.
     _hold(txc->sn);
     applying_sn = txc->sn;
+    applying_txc = txc;
     uint32_t trans_num = 0;
     for (auto& t : txc->tls) {
       _do_transaction(t, txc->sn, trans_num++);
     }
+    applying_txc = nullptr;
     _release_after_sync(txc->sn);
     _maybe_freeze(mim::FlushTrigger::NONE);
     sequencer.set_applied(txc->sn);

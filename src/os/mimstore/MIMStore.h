@@ -304,6 +304,22 @@ class MIMStore : public ObjectStore {
   [[noreturn]] void _abort_on_op_error(Transaction& t, uint32_t op,
                                        uint32_t op_num, int r);
   int _touch(const coll_t& cid, const ghobject_t& oid);
+  /// Where the bytes of `bl` (a write of the transaction being applied)
+  /// sit on the journal device; mim::NO_JPOS if not found or replaying.
+  uint64_t _journal_pos(const ceph::bufferlist& bl) const;
+  /// mimstore_debug_verify_journal_data: abort unless the journal holds
+  /// `d`'s bytes at d.jpos (no-op unless d is resident with a position).
+  void _verify_journal_copy(const mim::DataRef& d, const char* where);
+  /// The form the cache keeps of a write's bytes `bl`: a reference to them
+  /// (which may rebuild bl), or with mimstore_merge_data_in_journal their
+  /// journal position and crc only. False: kept only in the journal, but
+  /// not found there (the write must go direct).
+  bool _cached_form(ceph::bufferlist& bl, mim::DataRef* out);
+  /// Copy d's bytes to dst: from memory, or read back from the journal
+  /// with the whole write's crc checked (-EIO on a mismatch).
+  int _fetch(const mim::DataRef& d, char* dst);
+  int _write_direct(const ObjectFDRef& f, uint64_t off,
+                    const ceph::bufferlist& bl);
   int _write(const coll_t& cid, const ghobject_t& oid, uint64_t off,
              uint64_t len, ceph::bufferlist& bl, uint32_t fadvise_flags);
   int _zero(const coll_t& cid, const ghobject_t& oid, uint64_t off,
@@ -491,6 +507,12 @@ class MIMStore : public ObjectStore {
   /// thread only.
   sn_t active_gen_first_sn = 1;
   sn_t applying_sn = 0;  ///< apply thread only: the transaction being applied
+  /// Apply thread only: that transaction, while live (null in replay).
+  const TransContext* applying_txc = nullptr;
+  /// Bound on the cached bytes of both generations (the HTMLL's max_bytes):
+  /// mimstore_cache_max_bytes, or with mimstore_merge_data_in_journal half
+  /// the journal. Set at mount.
+  uint64_t cache_cap = 0;
   std::function<void(const char*)> debug_hook;  ///< tests only
 
   friend class mimstore::AdminHook;

@@ -37,6 +37,7 @@
 
 #include "Collection.h"
 #include "core/flush_policy.h"
+#include "core/payload_index.h"
 #include "core/types.h"
 
 namespace mimstore {
@@ -51,6 +52,12 @@ struct TransContext {
   Context* on_applied_sync = nullptr;
   uint64_t bytes = 0;        ///< the journal payload (throttle)
   uint64_t write_bytes = 0;  ///< data of its OP_WRITEs (cache room)
+  /// The journal payload's memory segments (merging on), so a merged write
+  /// can be found in the journal (DataRef::jpos); set before submission.
+  mim::PayloadIndex payload_index;
+  /// Device offset of the payload, from the journal's callback (before the
+  /// apply thread sees the transaction); mim::NO_JPOS until then.
+  uint64_t payload_off = mim::NO_JPOS;
   ceph::mono_clock::time_point queued_at;
   TrackedOpRef op;
 };

@@ -12,6 +12,7 @@ set(mimstore_srcs
   mimstore/MIMConfig.cc
   mimstore/MIMFlush.cc
   mimstore/MIMJournal.cc
+  mimstore/MIMJournalData.cc
   mimstore/MIMMount.cc
   mimstore/MIMOmapOps.cc
   mimstore/MIMOps.cc

@@ -14,7 +14,9 @@
  *   Fsck         clean on a healthy store, counts stray files and orphan omap
  *   BadConfig    every bad option value is refused, naming the option
  */
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -95,6 +97,20 @@ std::string read_all(ObjectStore* s, ObjectStore::CollectionHandle& ch,
   int r = s->read(ch, o, 0, 0, bl);
   EXPECT_GE(r, 0);
   return bl.to_str();
+}
+
+/// Mount `s` (unmounted), check every object of CID holds what `want`
+/// says, umount.
+void expect_after_remount(ObjectStore* s,
+                          const std::map<ghobject_t, std::string>& want)
+{
+  ASSERT_EQ(0, s->mount());
+  auto ch = s->open_collection(CID);
+  for (auto& [o, w] : want) {
+    EXPECT_EQ("", first_diff(w, read_all(s, ch, o))) << o;
+  }
+  ch.reset();
+  ASSERT_EQ(0, s->umount());
 }
 
 }  // namespace
@@ -810,14 +826,163 @@ TEST(MIMStoreMergeEffect, FlushOrdersObjectsByDiskAddress)
     // tmpfs does not, and then nothing can be placed).
     EXPECT_EQ(physical ? 16 : 0,
               perf_counter(s.get(), l_mimstore_flush_objects_placed) - placed0);
-    ASSERT_EQ(0, s->mount());
-    ch = s->open_collection(CID);
-    for (auto& [o, w] : want) {
-      EXPECT_EQ("", first_diff(w, read_all(s.get(), ch, o))) << o;
-    }
-    ch.reset();
-    ASSERT_EQ(0, s->umount());
+    ASSERT_NO_FATAL_FAILURE(expect_after_remount(s.get(), want));
   }
+}
+
+class MIMStoreJournalData : public ::testing::TestWithParam<bool> {};
+
+TEST_P(MIMStoreJournalData, MergedWritesAreFoundInTheJournal)
+{
+  // Every merged write records where its bytes sit on the journal device.
+  // With mimstore_merge_data_in_journal (param true) the cache keeps only
+  // that (and a crc) and reads the bytes back from the journal for reads
+  // and write back; without it, the bytes stay in memory and
+  // mimstore_debug_verify_journal_data compares them with the journal at
+  // merge, at each read of a cached extent and at write back. Either way
+  // the store aborts on a difference. Writes of any size and offset,
+  // several per transaction with xattrs between them, some made of several
+  // buffers, some slices of a larger one; a small cache and journal, so
+  // flushes, checkpoints and journal wraps happen while writing.
+  const bool in_journal = GetParam();
+  Conf c = base_conf(true);
+  c.set("mimstore_merge_data_in_journal", in_journal ? "true" : "false");
+  c.set("mimstore_debug_verify_journal_data", "true");
+  c.set("mimstore_cache_max_bytes", "16M");
+  StoreDir d;
+  auto s = make_store(d);
+  ObjectStore::CollectionHandle ch;
+  ASSERT_NO_FATAL_FAILURE(start_with_collection(s.get(), CID, &ch));
+  std::map<ghobject_t, std::string> want;
+  std::mt19937 rng(2026);
+  bufferptr big = buffer::create(1 << 20);
+  for (size_t i = 0; i < big.length(); ++i) {
+    big.c_str()[i] = char(i * 7 + i / 1000);
+  }
+  InFlight q;
+  for (int i = 0; i < 9000; ++i) {
+    Transaction t;
+    const int nw = 1 + rng() % 3;
+    for (int k = 0; k < nw; ++k) {
+      const ghobject_t o = obj("rbd_data." + std::to_string(rng() % 12));
+      const uint64_t len = 1 + rng() % 16384;
+      const uint64_t off = rng() % (4 << 20);
+      bufferlist bl;
+      switch (rng() % 3) {
+      case 0:
+        bl = pattern(len, char(i + k));
+        break;
+      case 1: {  // two buffers
+        const uint64_t h = len / 2;
+        bl.append(pattern(h, char(i)));
+        bl.append(pattern(len - h, char(i + 1)));
+        break;
+      }
+      default:  // a slice of a larger buffer (the store copies it)
+        bl.append(bufferptr(big, rng() % (big.length() - len), len));
+      }
+      std::string& w = want[o];
+      if (w.size() < off + len) {
+        w.resize(off + len, '\0');
+      }
+      w.replace(off, len, bl.to_str());
+      t.write(CID, o, off, len, bl);
+      if (rng() % 4 == 0) {
+        bufferlist a = pattern(1 + rng() % 200, 'a');
+        t.setattr(CID, o, "x" + std::to_string(k), a);
+      }
+    }
+    ASSERT_EQ(0, q.queue(s.get(), ch, std::move(t)));
+    if (i % 1000 == 999) {
+      // reads of cached extents (each checked against the journal)
+      ASSERT_EQ(0, q.wait_all());
+      for (auto& [o, w] : want) {
+        ASSERT_EQ("", first_diff(w, read_all(s.get(), ch, o))) << o;
+      }
+    }
+  }
+  ASSERT_EQ(0, q.wait_all());
+  ch.reset();
+  ASSERT_EQ(0, s->umount());  // writes everything back (checked)
+  const int64_t merged = perf_counter(s.get(), l_mimstore_merged);
+  std::cout << "merged " << merged << ", located in the journal "
+            << perf_counter(s.get(), l_mimstore_merged_in_journal)
+            << ", extents checked "
+            << perf_counter(s.get(), l_mimstore_journal_data_verified)
+            << ", read back " << perf_counter(s.get(), l_mimstore_journal_data_reads)
+            << ", journal wraps " << perf_counter(s.get(), l_mimstore_journal_wrap)
+            << ", flushes " << perf_counter(s.get(), l_mimstore_flush_space)
+            << " space " << perf_counter(s.get(), l_mimstore_flush_time)
+            << " time " << perf_counter(s.get(), l_mimstore_flush_memory)
+            << " memory" << std::endl;
+  EXPECT_GT(merged, 5000);
+  EXPECT_EQ(merged, perf_counter(s.get(), l_mimstore_merged_in_journal));
+  EXPECT_EQ(0, perf_counter(s.get(), l_mimstore_direct_not_in_journal));
+  EXPECT_GT(perf_counter(s.get(), l_mimstore_journal_wrap), 0);
+  if (in_journal) {
+    // every write offered to the cache checked once, merged or refused;
+    // then every cached read and write back reads the bytes from the
+    // journal (crc checked)
+    EXPECT_EQ(merged + perf_counter(s.get(), l_mimstore_direct_no_slot) +
+                perf_counter(s.get(), l_mimstore_direct_no_block) +
+                perf_counter(s.get(), l_mimstore_direct_beyond_block) +
+                perf_counter(s.get(), l_mimstore_direct_memory_cap),
+              perf_counter(s.get(), l_mimstore_journal_data_verified));
+    EXPECT_GT(perf_counter(s.get(), l_mimstore_journal_data_reads), merged);
+  } else {
+    // at least one check per merge, more for reads and write backs
+    EXPECT_GT(perf_counter(s.get(), l_mimstore_journal_data_verified), merged);
+    EXPECT_EQ(0, perf_counter(s.get(), l_mimstore_journal_data_reads));
+  }
+  ASSERT_NO_FATAL_FAILURE(expect_after_remount(s.get(), want));
+}
+
+INSTANTIATE_TEST_SUITE_P(DataInMemoryOrJournal, MIMStoreJournalData,
+                         ::testing::Values(false, true));
+
+TEST(MIMStoreJournalData, CorruptJournalCopyIsAnErrorNotWrongData)
+{
+  // A cached write kept only in the journal whose bytes there are damaged
+  // (a bad NVMe sector): the read fails with EIO (the OSD then repairs the
+  // object from a replica); it never returns other bytes.
+  Conf c = base_conf(true);
+  long_intervals(c);  // the write stays cached
+  c.set("mimstore_merge_data_in_journal", "true");
+  StoreDir d;
+  auto s = make_store(d);
+  ObjectStore::CollectionHandle ch;
+  ASSERT_NO_FATAL_FAILURE(start_with_collection(s.get(), CID, &ch));
+  const ghobject_t o = obj("rbd_data.corrupt");
+  {
+    Transaction t;
+    t.write(CID, o, 8192, 4096, pattern(4096, 'q'));
+    ASSERT_EQ(0, apply(s.get(), ch, std::move(t)));
+  }
+  ASSERT_EQ(1, perf_counter(s.get(), l_mimstore_merged_in_journal));
+  // Find the write's bytes in the journal file and flip one.
+  const std::string want = pattern(4096, 'q').to_str();
+  int fd = ::open(d.journal.c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  struct stat st;
+  ASSERT_EQ(0, ::fstat(fd, &st));
+  std::string all(st.st_size, '\0');
+  ASSERT_EQ(ssize_t(all.size()), ::pread(fd, all.data(), all.size(), 0));
+  const size_t at = all.find(want);
+  ASSERT_NE(std::string::npos, at);
+  char x = char(all[at + 100] ^ 0x5a);
+  ASSERT_EQ(1, ::pwrite(fd, &x, 1, at + 100));
+  ::close(fd);
+  bufferlist bl;
+  EXPECT_EQ(-EIO, s->read(ch, o, 8192, 4096, bl));
+  EXPECT_EQ(-EIO, s->read(ch, o, 8192 + 200, 10, bl));  // a slice, too
+  // The object is removed: the damaged copy is never needed, umount is clean.
+  {
+    Transaction t;
+    t.remove(CID, o);
+    ASSERT_EQ(0, apply(s.get(), ch, std::move(t)));
+  }
+  ch.reset();
+  ASSERT_EQ(0, s->umount());
 }
 
 TEST(MIMStoreMergeEffect, PacedWritebackKeepsData)
@@ -852,13 +1017,7 @@ TEST(MIMStoreMergeEffect, PacedWritebackKeepsData)
   ch.reset();
   ASSERT_EQ(0, s->umount());  // flushes everything through the window
   EXPECT_GT(perf_counter(s.get(), l_mimstore_flush_window_waits), 0);
-  ASSERT_EQ(0, s->mount());
-  ch = s->open_collection(CID);
-  for (auto& [o, w] : want) {
-    EXPECT_EQ("", first_diff(w, read_all(s.get(), ch, o))) << o;
-  }
-  ch.reset();
-  ASSERT_EQ(0, s->umount());
+  ASSERT_NO_FATAL_FAILURE(expect_after_remount(s.get(), want));
 }
 
 // ---------------------------------------------------------------------------

@@ -24,6 +24,7 @@
  * Foundation.  See file COPYING.
  */
 #include "core/checkpoint_tracker.h"
+#include "core/crc32c.h"
 #include "core/htmll.h"
 #include "core/writeback_plan.h"
 
@@ -158,6 +159,27 @@ class Sim {
     ASSERT_EQ(want, tracker_.checkpoint());
   }
 
+  // The bytes of `d`, as the store gets them: from memory, checked against
+  // the model journal at d.jpos; or, journal-only, from the model journal,
+  // the whole write's crc checked first.
+  void fetch(const DataRef& d, std::string* out) {
+    ASSERT_TRUE(d.has_jpos());
+    ASSERT_LE(d.jpos + d.length, journal_.size());
+    if (d.resident()) {
+      ASSERT_EQ(nullptr, d.source());
+      ASSERT_EQ(0, journal_.compare(d.jpos, d.length, d.data, d.length))
+        << "jpos " << d.jpos << " length " << d.length;
+      out->assign(d.data, d.length);
+      return;
+    }
+    const JournalSource* src = d.source();
+    ASSERT_NE(nullptr, src);
+    ASSERT_GE(d.jpos, src->jpos);
+    ASSERT_LE(d.jpos + d.length, src->jpos + src->length);
+    ASSERT_EQ(src->crc, crc32c(0, journal_.data() + src->jpos, src->length));
+    out->assign(journal_, d.jpos, d.length);
+  }
+
   // Write a taken state to the backend the way the flush thread does: runs
   // from plan_writeback(), gaps read back from the backend first.
   void write_back(ModelObject& m, const ObjectState& st,
@@ -179,7 +201,10 @@ class Sim {
           std::copy(b.begin(), b.end(), buf.begin() + at);
           std::copy(v.begin(), v.end(), valid.begin() + at);
         } else {
-          std::copy(p.data.data, p.data.data + p.length, buf.begin() + at);
+          ASSERT_EQ(p.length, p.data.length);
+          std::string b;
+          ASSERT_NO_FATAL_FAILURE(fetch(p.data, &b));
+          std::copy(b.begin(), b.end(), buf.begin() + at);
         }
       }
       m.backend.write(run.offset, buf.data(), valid.data(), run.length);
@@ -219,12 +244,30 @@ class Sim {
     const bool slot_ok = active_oids.count(k.second) || active_oids.size() < cfg_.slot_cap();
     const bool in_block = off + len <= cfg_.block_size;
 
+    // The write's bytes also go to a model journal, after a few bytes of
+    // other entries, and the cache is told where (DataRef::jpos): every
+    // extent that comes out, cut or sliced, must still point at its bytes.
+    // Half of them keep no bytes in memory at all (DataRef::in_journal).
+    journal_.append(rng_() % 64, '#');
+    DataRef ref;
+    if (rng_() % 2) {
+      ref = DataRef::copy_of(data);
+      ref.jpos = journal_.size();
+    } else {
+      auto src = std::make_shared<JournalSource>();
+      src->jpos = journal_.size();
+      src->length = len;
+      src->crc = crc32c(0, data.data(), len);
+      ref = DataRef::in_journal(std::move(src));
+    }
+    journal_ += data;
+
     const bool atomic_take = rng_() % 2 == 0;
     const HtmllStats before = h_.stats();
     ObjectState taken;
     const InsertResult r = atomic_take
-      ? h_.insert(k.first, k.second, sn, off, DataRef::copy_of(data), &taken)
-      : h_.insert(k.first, k.second, sn, off, DataRef::copy_of(data));
+      ? h_.insert(k.first, k.second, sn, off, ref, &taken)
+      : h_.insert(k.first, k.second, sn, off, ref);
     const HtmllStats s = h_.stats();
     ASSERT_LE(s.bytes + s.frozen_bytes, cfg_.max_bytes);
     if (r == InsertResult::MERGED) {
@@ -271,7 +314,9 @@ class Sim {
       ASSERT_GE(e.offset, prev_end);
       ASSERT_GT(e.data.length, 0u);
       prev_end = e.end();
-      std::copy(e.data.data, e.data.data + e.data.length, b->begin() + (e.offset - off));
+      std::string bytes;
+      ASSERT_NO_FATAL_FAILURE(fetch(e.data, &bytes));
+      std::copy(bytes.begin(), bytes.end(), b->begin() + (e.offset - off));
       std::fill(v->begin() + (e.offset - off), v->begin() + (e.end() - off), 1);
     }
   }
@@ -457,6 +502,7 @@ class Sim {
   std::vector<std::string> cids_, oids_;
   std::map<Key, ModelObject> objs_;
   std::vector<Key> drain_;  // frozen objects not yet drained
+  std::string journal_;  // every write's bytes, at the jpos it was given
   sn_t next_sn_ = 0;
   std::set<sn_t> outstanding_;    // sns whose data is not in the backend yet
   std::map<sn_t, uint32_t> refs_;  // merged sns -> takes still to come

@@ -500,6 +500,7 @@ TEST(JournalBatch, AlignmentInvariants)
                    std::to_string(round));
       enc.reset();
       std::vector<std::string> payloads;
+      std::vector<uint64_t> at;  // where add_txn said each payload is
       int n = 1 + rng() % 10;
       sn_t first = 100 + round * 20;
       for (int i = 0; i < n; ++i) {
@@ -508,12 +509,16 @@ TEST(JournalBatch, AlignmentInvariants)
           c = char('a' + rng() % 26);
         }
         size_t predicted = enc.size_with(p.size());
-        enc.add_txn(first + i, first - 1, p);
+        at.push_back(enc.add_txn(first + i, first - 1, p));
         EXPECT_EQ(predicted, enc.size());
         payloads.push_back(p);
       }
       size_t before = enc.size();
       auto [buf, len] = enc.finish();
+      for (int i = 0; i < n; ++i) {
+        ASSERT_LE(at[i] + payloads[i].size(), len);
+        EXPECT_EQ(payloads[i], std::string(buf + at[i], payloads[i].size()));
+      }
       EXPECT_EQ(before, len);
       EXPECT_EQ(first, enc.first_sn());
       EXPECT_EQ(first + n - 1, enc.last_sn());
@@ -638,6 +643,32 @@ TEST(JournalGeometry, UsedAndFits)
   // Never overwrite the entry at the tail.
   EXPECT_FALSE(batch_fits(g, S + 4 * B, S + 2 * B, 2 * B));
   EXPECT_TRUE(batch_fits(g, S + 4 * B, S + 2 * B, B));
+}
+
+TEST(JournalGeometry, AreaContains)
+{
+  JournalGeometry g(2 * 4096 + 10 * 4096, 4096);
+  const uint64_t B = 4096, S = g.area_start, E = g.area_end;
+  // Not wrapped: [S+2B, S+5B) is live.
+  EXPECT_TRUE(area_contains(g, S + 2 * B, S + 5 * B, S + 2 * B, 3 * B));
+  EXPECT_TRUE(area_contains(g, S + 2 * B, S + 5 * B, S + 3 * B + 100, 48));
+  EXPECT_FALSE(area_contains(g, S + 2 * B, S + 5 * B, S + 2 * B - 1, 2));
+  EXPECT_FALSE(area_contains(g, S + 2 * B, S + 5 * B, S + 5 * B - 1, 2));
+  EXPECT_FALSE(area_contains(g, S + 2 * B, S + 5 * B, S + 6 * B, 1));
+  EXPECT_FALSE(area_contains(g, S + 2 * B, S + 5 * B, S + 3 * B, 0));
+  // Empty (tail == head): nothing is live.
+  EXPECT_FALSE(area_contains(g, S + 3 * B, S + 3 * B, S + 3 * B, 1));
+  // Wrapped: [S+8B, E) and [S, S+2B) are live, the middle is not.
+  EXPECT_TRUE(area_contains(g, S + 8 * B, S + 2 * B, S + 9 * B, B));
+  EXPECT_TRUE(area_contains(g, S + 8 * B, S + 2 * B, S, 2 * B));
+  EXPECT_FALSE(area_contains(g, S + 8 * B, S + 2 * B, S + 5 * B, 10));
+  EXPECT_FALSE(area_contains(g, S + 8 * B, S + 2 * B, S + 2 * B, 1));
+  // Crossing area_end, or outside the area, is never live.
+  EXPECT_FALSE(area_contains(g, S + 8 * B, S + 2 * B, E - 10, 20));
+  EXPECT_FALSE(area_contains(g, S + 8 * B, S + 2 * B, E, 1));
+  EXPECT_FALSE(area_contains(g, S, E - B, S - 1, 1));
+  // head at area_end is the same as head at area_start.
+  EXPECT_TRUE(area_contains(g, S + 8 * B, E, E - B, B));
 }
 
 TEST(JournalBatchDeathTest, ContractViolationsAbortInEveryBuild)

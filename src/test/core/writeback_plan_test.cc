@@ -88,6 +88,67 @@ TEST(WritebackPlan, ZeroGapFillJoinsOnlyAdjacent)
   check_runs(runs, 0);
 }
 
+TEST(WritebackPlan, ExtentWithoutBytesInMemoryIsNotAGap)
+{
+  // A cached extent whose bytes are only in the journal (data == nullptr,
+  // jpos set) is data to write, not a gap to read from the file.
+  std::vector<CachedExtent> v = {
+    CachedExtent{0, DataRef(nullptr, nullptr, 8, 4096), 1},
+    CachedExtent{12, DataRef(nullptr, nullptr, 4, 8192), 2}};
+  auto runs = plan_writeback(v, 4);
+  ASSERT_EQ(1u, runs.size());
+  ASSERT_EQ(3u, runs[0].pieces.size());
+  EXPECT_FALSE(runs[0].pieces[0].is_gap());
+  EXPECT_EQ(4096u, runs[0].pieces[0].data.jpos);
+  EXPECT_TRUE(runs[0].pieces[1].is_gap());
+  EXPECT_FALSE(runs[0].pieces[2].is_gap());
+  EXPECT_EQ(8192u, runs[0].pieces[2].data.jpos);
+  check_runs(runs, 4);
+}
+
+TEST(DataRef, SliceAndDropFrontKeepTheJournalPosition)
+{
+  DataRef d = DataRef::copy_of(std::string("0123456789"));
+  EXPECT_FALSE(d.has_jpos());
+  EXPECT_FALSE(d.slice(2, 3).has_jpos());
+  d.jpos = 1000;
+  DataRef s = d.slice(2, 3);
+  EXPECT_EQ("234", std::string(s.view()));
+  EXPECT_EQ(1002u, s.jpos);
+  d.drop_front(4);
+  EXPECT_EQ("456789", std::string(d.view()));
+  EXPECT_EQ(1004u, d.jpos);
+  DataRef n = DataRef::copy_of(std::string("ab"));
+  n.drop_front(1);
+  EXPECT_FALSE(n.has_jpos());
+  EXPECT_EQ("b", std::string(n.view()));
+  EXPECT_TRUE(n.resident());
+  EXPECT_EQ(nullptr, n.source());
+}
+
+TEST(DataRef, JournalOnlyRangesKeepTheirWholeWrite)
+{
+  auto src = std::make_shared<JournalSource>();
+  src->jpos = 5000;
+  src->length = 100;
+  src->crc = 0x1234;
+  DataRef d = DataRef::in_journal(src);
+  EXPECT_FALSE(d.resident());
+  EXPECT_EQ(100u, d.length);
+  EXPECT_EQ(5000u, d.jpos);
+  EXPECT_EQ(src.get(), d.source());
+  DataRef s = d.slice(10, 20);
+  EXPECT_FALSE(s.resident());
+  EXPECT_EQ(5010u, s.jpos);
+  EXPECT_EQ(20u, s.length);
+  EXPECT_EQ(src.get(), s.source());
+  s.drop_front(5);
+  EXPECT_EQ(5015u, s.jpos);
+  EXPECT_EQ(15u, s.length);
+  EXPECT_EQ(nullptr, s.data);
+  EXPECT_EQ(3, src.use_count());  // d and s share it
+}
+
 TEST(WritebackPlan, GapFillJoinsWithGapPiece)
 {
   std::vector<CachedExtent> v = {ext(0, 10, 1), ext(15, 5, 2), ext(100, 1, 3)};

@@ -321,8 +321,7 @@ uint64_t merge_extent(ExtentMap& m, uint64_t off, DataRef& data, sn_t sn)
       removed += cut;
       auto nh = m.extract(it);
       nh.key() = end;
-      nh.mapped().data.data += cut;
-      nh.mapped().data.length -= cut;
+      nh.mapped().data.drop_front(cut);
       it = m.insert(nx, std::move(nh));
       break;
     }

@@ -347,6 +347,22 @@ uint64_t area_used(const JournalGeometry& g, uint64_t tail, uint64_t head)
   return g.area_len() - (tail - head);
 }
 
+bool area_contains(const JournalGeometry& g, uint64_t tail, uint64_t head,
+                   uint64_t off, uint64_t len)
+{
+  if (len == 0 || off < g.area_start || off >= g.area_end ||
+      len > g.area_end - off) {
+    return false;
+  }
+  tail = g.normalize(tail);
+  head = g.normalize(head);
+  const uint64_t end = off + len;
+  if (tail <= head) {  // tail == head: empty
+    return tail <= off && end <= head;
+  }
+  return (tail <= off) || (end <= head);  // [tail, area_end) or [start, head)
+}
+
 bool batch_fits(const JournalGeometry& g, uint64_t tail, uint64_t head,
                 uint64_t bytes)
 {
@@ -488,8 +504,8 @@ void BatchEncoder::seal_open_entry(uint32_t pad_len)
   assert(len_ % ENTRY_ALIGN == 0);
 }
 
-void BatchEncoder::add_txn(sn_t sn, sn_t committed_up_to,
-                           const Segments& payload)
+uint64_t BatchEncoder::add_txn(sn_t sn, sn_t committed_up_to,
+                               const Segments& payload)
 {
   JOURNAL_CHECK(!finished_);
   // The scanner requires consecutive sns.
@@ -525,6 +541,7 @@ void BatchEncoder::add_txn(sn_t sn, sn_t committed_up_to,
   }
   last_sn_ = sn;
   ++entries_;
+  return open_off_ + ENTRY_HEADER_SIZE;
 }
 
 size_t BatchEncoder::size() const

@@ -166,6 +166,12 @@ int place_batch(const JournalGeometry& g, uint64_t head, uint64_t bytes,
 /// (both in [area_start, area_end]); tail == head means empty.
 uint64_t area_used(const JournalGeometry& g, uint64_t tail, uint64_t head);
 
+/// True if [off, off + len) lies in the live part of the area: from `tail`
+/// (replay start) up to `head`, going round the wrap. A range that crosses
+/// area_end is never live (a batch never spans the wrap). len == 0 is not.
+bool area_contains(const JournalGeometry& g, uint64_t tail, uint64_t head,
+                   uint64_t off, uint64_t len);
+
 /// True if a batch of `bytes` placed at `head` leaves head != tail, i.e.
 /// never overwrites the entry at `tail` nor makes a full area look empty.
 bool batch_fits(const JournalGeometry& g, uint64_t tail, uint64_t head,
@@ -246,11 +252,15 @@ class BatchEncoder {
 
   /// Append a TXN entry. committed_up_to: the durable prefix of the journal
   /// as of now (see the doc); it may differ between entries of a batch.
+  /// Returns where the payload starts, from the start of the batch (the
+  /// batch is written unchanged, so + its device offset is where the
+  /// payload's bytes will be on the device).
   /// REQUIRES: not finished; sn == last_sn() + 1 unless empty (checked in
   /// every build: a violation aborts).
-  void add_txn(sn_t sn, sn_t committed_up_to, const Segments& payload);
-  void add_txn(sn_t sn, sn_t committed_up_to, std::string_view payload) {
-    add_txn(sn, committed_up_to, Segments{{payload.data(), payload.size()}});
+  uint64_t add_txn(sn_t sn, sn_t committed_up_to, const Segments& payload);
+  uint64_t add_txn(sn_t sn, sn_t committed_up_to, std::string_view payload) {
+    return add_txn(sn, committed_up_to,
+                   Segments{{payload.data(), payload.size()}});
   }
 
   /// Bytes the batch takes if finished now (a multiple of block_size; 0 if

@@ -31,7 +31,7 @@ std::vector<WriteRun> plan_writeback(
       const uint64_t gap = e.offset - run_end;
       if (gap <= max_gap_fill) {
         if (gap > 0) {
-          r.pieces.push_back(WritePiece{run_end, gap, DataRef()});
+          r.pieces.push_back(WritePiece{run_end, gap, DataRef(), true});
         }
         r.pieces.push_back(WritePiece{e.offset, e.data.length, e.data});
         r.length = e.end() - r.offset;

@@ -32,16 +32,18 @@ struct CachedExtent {
   uint64_t end() const { return offset + data.length; }
 };
 
-/// One contiguous piece of a WriteRun. data.data == nullptr marks a GAP:
+/// One contiguous piece of a WriteRun: cached bytes (`data`), or a GAP:
 /// bytes the cache does not hold; the caller reads them from the backend
 /// file and writes them back unchanged, so that the whole run goes down in
-/// one write.
+/// one write. The flag is explicit because a cached piece need not have its
+/// bytes in memory (DataRef::jpos: they can be read from the journal).
 struct WritePiece {
   uint64_t offset = 0;
   uint64_t length = 0;
-  DataRef data;
+  DataRef data;   ///< empty for a gap
+  bool gap = false;
 
-  bool is_gap() const { return data.data == nullptr; }
+  bool is_gap() const { return gap; }
 };
 
 /// One write to issue. pieces are contiguous, sorted, and cover exactly
