@@ -12,7 +12,7 @@
 #   --profile NAME            add a profile (repeatable); --profiles a,b,c
 #                             known: mimstore mimstore-nomerge bluestore-hybrid filestore-pacific
 #                             (and mimstore-fixed: the paper's fixed HTMLL geometry and flush order;
-#                              mimstore-ram: merged bytes in RAM, not only in the journal)
+#                              mimstore-jdata: merged bytes only in the journal, experimental)
 #   --all-profiles            all four
 # Workload:
 #   --rw W[,W...]             workloads (randwrite):

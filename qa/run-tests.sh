@@ -156,15 +156,18 @@ if [ -z "$ceph_tier_reason" ]; then
     # bluestore, kstore, mimstore), merge on and off. With merging on, every
     # cached extent is also checked against its copy in the journal.
     objectstore_suite() {
-      local merge=$1 filter
+      local merge=$1 jdata=${2:-false} filter
       filter=$("$REPO/qa/objectstore-filter.sh" "$MODE")
       (cd "$TESTDIR" && "$BIN/ceph_test_objectstore" --gtest_brief=1 \
          --gtest_filter="$filter" --mimstore_merge="$merge" \
+         --mimstore_merge_data_in_journal="$jdata" \
          --mimstore_debug_verify_journal_data="$merge" \
          --mimstore_journal_throughput=1000000000 \
-         --log-file="$TESTDIR/objectstore-$merge.log" --debug-mimstore=5)
+         --log-file="$TESTDIR/objectstore-$merge-$jdata.log" --debug-mimstore=5)
     }
     run_step "ceph_test_objectstore on mimstore, merge on" objectstore_suite true
+    run_step "ceph_test_objectstore on mimstore, merge on, data in the journal" \
+      objectstore_suite true true
     run_step "ceph_test_objectstore on mimstore, merge off" objectstore_suite false
     run_step "ops crash tests (death inside split, merge, rename; clone replay)" \
       "$BIN/ceph_test_mimstore" --gtest_brief=1 \

@@ -63,7 +63,7 @@ struct MIMConfig {
   bool fsck_on_mount_deep = false;
   std::string debug_fault;
   bool debug_verify_journal_data = false;
-  bool merge_data_in_journal = true;
+  bool merge_data_in_journal = false;
 
   /// Read and validate every option. Returns 0, or -EINVAL with one line per
   /// bad option written to `err`.

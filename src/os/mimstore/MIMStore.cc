@@ -370,6 +370,7 @@ int MIMStore::queue_transactions(CollectionHandle& ch,
     for (const auto& b : bl.buffers()) {
       txc->payload_index.add(b.c_str(), b.length());
     }
+    txc->payload_keep = bl;  // shares the buffers, copies nothing
   }
   txc->tls = std::move(tls);
   txc->bytes = bl.length();

@@ -55,6 +55,10 @@ struct TransContext {
   /// The journal payload's memory segments (merging on), so a merged write
   /// can be found in the journal (DataRef::jpos); set before submission.
   mim::PayloadIndex payload_index;
+  /// The payload's buffers, kept until applied (merging on): while every
+  /// segment of payload_index stays allocated, no other buffer can take an
+  /// address it records, so a match by address is always the same memory.
+  ceph::bufferlist payload_keep;
   /// Device offset of the payload, from the journal's callback (before the
   /// apply thread sees the transaction); mim::NO_JPOS until then.
   uint64_t payload_off = mim::NO_JPOS;

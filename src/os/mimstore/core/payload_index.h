@@ -12,8 +12,9 @@
  * payload's device offset from the journal, that is the write's DataRef::jpos.
  *
  * Matching is by address, so it holds only while every buffer of the
- * payload is alive and unchanged (the store keeps the transaction until it
- * is applied). The same memory may appear twice in a payload (one buffer
+ * payload is alive and unchanged: the store keeps the payload's buffers
+ * until the transaction is applied, so no other buffer can be given an
+ * address the index records. The same memory may appear twice in a payload (one buffer
  * written to two objects): then the bytes at both places are equal, and
  * find() returns one of them where the whole write matches. A write whose
  * buffers are not found contiguous in the payload gets no position.
