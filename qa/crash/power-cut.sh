@@ -88,7 +88,7 @@ cleanup() {
     cp -a "$CLUSTER_DIR/out" "$results/daemon-logs" 2>/dev/null || true
     [[ -f $TB_EMU_LOG ]] && cp "$TB_EMU_LOG" "$results/" 2>/dev/null
   fi
-  if [[ -n ${fio_pid:-} ]]; then kill -9 "$fio_pid" 2>/dev/null || true; fi
+  stop_writer
   cluster_stop >/dev/null 2>&1 || true
   tb_down >/dev/null 2>&1 || true
   exit "$rc"
@@ -134,6 +134,17 @@ osd_up_after() {
   jq -e --argjson e "$1" '.osds[0].up == 1 and .osds[0].up_from > $e' <<<"$j" >/dev/null
 }
 pid_gone() { ! pid_alive "$1"; }
+# The background writer of region i: its subshell, and the timeout and fio
+# under it (matched by command line: the subshell, our child, lingers as a
+# zombie until waited for, and kill -0 would still find it).
+writer_running() { pgrep -f -- "--name=region${i:-} " >/dev/null; }
+stop_writer() {
+  [[ -n ${fio_pid:-} ]] || return 0
+  pkill -9 -f -- "--name=region${i:-} " 2>/dev/null || true
+  kill -9 "$fio_pid" 2>/dev/null || true
+  wait "$fio_pid" 2>/dev/null || true
+  fio_pid=
+}
 hdd_umount() {
   local mnt=${TB_HDD_MNTS[0]} tries=0
   [[ -n $mnt ]] || return 0
@@ -206,6 +217,15 @@ for ((i = 0; i < cuts; i++)); do
   _tb_rec pid "$osd_now" osd.0
   if ! wait_until 180 osd_up_after "$up_from"; then
     region_failed "$i" "osd.0 did not come back up within 180 s (see osd.0.log)" "$CLUSTER_DIR/out/osd.0.log"
+    break
+  fi
+  # The writer finishes once the restarted OSD serves it. If that OSD dies
+  # instead (after a lost flush its stored maps may not decode), fio would
+  # wait for it until its 900 s timeout: watch both.
+  while writer_running && pid_alive "$osd_now"; do sleep 1; done
+  if ! pid_alive "$osd_now" && writer_running; then
+    stop_writer
+    region_failed "$i" "osd.0 died after it came back up (see osd.0.log)" "$CLUSTER_DIR/out/osd.0.log"
     break
   fi
   wait "$fio_pid" || die "fio of region $i failed while writing (see $results/write-$i.json)"

@@ -6,6 +6,30 @@
 
 namespace mimstore {
 
+namespace {
+
+// The journal copy of merged writes (MIMJournalData.cc).
+void add_journal_data_counters(PerfCountersBuilder& b)
+{
+  b.add_u64_counter(l_mimstore_merged_in_journal, "merged_in_journal",
+                    "Merged writes whose bytes were located in the journal");
+  b.add_u64_counter(l_mimstore_journal_data_verified, "journal_data_verified",
+                    "Cached extents compared with their journal copy "
+                    "(mimstore_debug_verify_journal_data)");
+  b.add_u64_counter(l_mimstore_journal_data_reads, "journal_data_reads",
+                    "Cached writes read back from the journal (reads and "
+                    "write back; mimstore_merge_data_in_journal)");
+  b.add_u64_counter(l_mimstore_journal_data_read_bytes,
+                    "journal_data_read_bytes",
+                    "Bytes of those reads (whole writes, crc checked)",
+                    nullptr, 0, unit_t(UNIT_BYTES));
+  b.add_u64_counter(l_mimstore_direct_not_in_journal, "direct_not_in_journal",
+                    "Writes not cached: their bytes were not found in the "
+                    "journal (mimstore_merge_data_in_journal)");
+}
+
+}  // namespace
+
 PerfCounters* build_perf_counters(CephContext* cct)
 {
   PerfCountersBuilder b(cct, "mimstore", l_mimstore_first, l_mimstore_last);
@@ -115,21 +139,7 @@ PerfCounters* build_perf_counters(CephContext* cct)
                     "Transactions replayed from the journal at mount");
   b.add_u64_counter(l_mimstore_reads_from_cache, "reads_from_cache",
                     "Reads served whole from the merge cache (no file read)");
-  b.add_u64_counter(l_mimstore_merged_in_journal, "merged_in_journal",
-                    "Merged writes whose bytes were located in the journal");
-  b.add_u64_counter(l_mimstore_journal_data_verified, "journal_data_verified",
-                    "Cached extents compared with their journal copy "
-                    "(mimstore_debug_verify_journal_data)");
-  b.add_u64_counter(l_mimstore_journal_data_reads, "journal_data_reads",
-                    "Cached writes read back from the journal (reads and "
-                    "write back; mimstore_merge_data_in_journal)");
-  b.add_u64_counter(l_mimstore_journal_data_read_bytes,
-                    "journal_data_read_bytes",
-                    "Bytes of those reads (whole writes, crc checked)",
-                    nullptr, 0, unit_t(UNIT_BYTES));
-  b.add_u64_counter(l_mimstore_direct_not_in_journal, "direct_not_in_journal",
-                    "Writes not cached: their bytes were not found in the "
-                    "journal (mimstore_merge_data_in_journal)");
+  add_journal_data_counters(b);
   return b.create_perf_counters();
 }
 
