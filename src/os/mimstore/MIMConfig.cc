@@ -74,6 +74,7 @@ void read_options(const ConfigProxy& conf, MIMConfig* c, WideOptions* w)
   w->replicas = conf.get_val<uint64_t>("mimstore_flush_replicas");
   w->nodes = conf.get_val<uint64_t>("mimstore_flush_nodes");
   c->flush_gap_fill = conf.get_val<Option::size_t>("mimstore_flush_gap_fill");
+  c->flush_gap_read_disk = conf.get_val<bool>("mimstore_flush_gap_read_disk");
   c->flush_physical_order = conf.get_val<bool>("mimstore_flush_physical_order");
 
   c->journal_size_mb = conf.get_val<Option::size_t>("osd_journal_size");
@@ -92,6 +93,7 @@ void read_options(const ConfigProxy& conf, MIMConfig* c, WideOptions* w)
     conf.get_val<double>("mimstore_backoff_high");
   c->backoff_max_delay =
     conf.get_val<double>("mimstore_backoff_max_delay");
+  c->backoff_pace = conf.get_val<bool>("mimstore_backoff_pace");
   c->journal_ignore_corruption =
     conf.get_val<bool>("mimstore_journal_ignore_corruption");
 

@@ -31,6 +31,7 @@ struct MIMConfig {
   uint32_t flush_replicas = 0;      ///< resolved: never 0 after load()
   uint32_t flush_nodes = 0;         ///< resolved: never 0 after load()
   uint64_t flush_gap_fill = 0;
+  bool flush_gap_read_disk = false;  ///< join gaps not in the page cache too
   bool flush_physical_order = true;
 
   // journal
@@ -45,6 +46,7 @@ struct MIMConfig {
   double backoff_low = 0;
   double backoff_high = 0;
   double backoff_max_delay = 0;   ///< seconds; 0 = off
+  bool backoff_pace = false;      ///< JournalPacer while a generation is written back
   bool journal_ignore_corruption = false;
 
   // apply, sync, backend

@@ -28,6 +28,20 @@ void add_journal_data_counters(PerfCountersBuilder& b)
                     "journal (mimstore_merge_data_in_journal)");
 }
 
+// The delays of new transactions (MIMFlush.cc, _backoff).
+void add_backoff_counters(PerfCountersBuilder& b)
+{
+  b.add_u64_counter(l_mimstore_backoffs, "backoffs",
+                    "Transactions delayed because the journal or the cache is filling");
+  b.add_time_avg(l_mimstore_backoff_lat, "backoff_lat",
+                 "Delay of a transaction by the backoff");
+  b.add_u64_counter(l_mimstore_pace_waits, "pace_waits",
+                    "Transactions paced to the journal space a write back "
+                    "leaves (mimstore_backoff_pace)");
+  b.add_time_avg(l_mimstore_pace_lat, "pace_lat",
+                 "Delay of a transaction by the pacing");
+}
+
 }  // namespace
 
 PerfCounters* build_perf_counters(CephContext* cct)
@@ -87,10 +101,7 @@ PerfCounters* build_perf_counters(CephContext* cct)
                     "Objects written back early for a non-merged op");
   b.add_u64_counter(l_mimstore_cache_full_waits, "cache_full_waits",
                     "Transactions that waited for the flush to free cache room");
-  b.add_u64_counter(l_mimstore_backoffs, "backoffs",
-                    "Transactions delayed because the journal or the cache is filling");
-  b.add_time_avg(l_mimstore_backoff_lat, "backoff_lat",
-                 "Delay of a transaction by the backoff");
+  add_backoff_counters(b);
   b.add_u64_counter(l_mimstore_wbthrottle_waits, "wbthrottle_waits",
                     "Transactions that waited for a sync of unsynced writeback");
   b.add_u64_counter(l_mimstore_flush_window_waits, "flush_window_waits",
@@ -116,6 +127,12 @@ PerfCounters* build_perf_counters(CephContext* cct)
                     "Write calls issued by full flushes");
   b.add_u64_counter(l_mimstore_flush_objects, "flush_objects",
                     "Objects written by full flushes");
+  b.add_u64_counter(l_mimstore_flush_gaps_filled, "flush_gaps_filled",
+                    "Write-back runs joined across gaps, the gaps read from "
+                    "the object file");
+  b.add_u64_counter(l_mimstore_flush_gaps_uncached, "flush_gaps_uncached",
+                    "Write-back runs not joined because a gap was not in "
+                    "memory (mimstore_flush_gap_read_disk off)");
   b.add_u64_counter(l_mimstore_flush_objects_placed, "flush_objects_placed",
                     "Objects of full flushes ordered by disk address");
   b.add_u64(l_mimstore_htmll_blocks, "htmll_blocks",

@@ -36,6 +36,8 @@ enum {
   l_mimstore_cache_full_waits,        ///< transactions that waited for cache room
   l_mimstore_backoffs,        ///< transactions delayed: journal or cache filling
   l_mimstore_backoff_lat,     ///< their delay
+  l_mimstore_pace_waits,      ///< transactions paced to the journal space a write back leaves
+  l_mimstore_pace_lat,        ///< their delay
   l_mimstore_wbthrottle_waits,        ///< transactions that waited for a sync
   l_mimstore_flush_window_waits,      ///< flush waits for its oldest in-flight run
   l_mimstore_flush_space,
@@ -47,6 +49,8 @@ enum {
   l_mimstore_flush_bytes,
   l_mimstore_flush_ios,
   l_mimstore_flush_objects,
+  l_mimstore_flush_gaps_filled,      ///< runs written whole, their gaps read
+  l_mimstore_flush_gaps_uncached,    ///< runs split: a gap was not in memory
   l_mimstore_htmll_blocks,
   l_mimstore_htmll_bytes,
   l_mimstore_merge_ratio,             ///< client writes per data write I/O, x100

@@ -377,7 +377,7 @@ int MIMStore::queue_transactions(CollectionHandle& ch,
   txc->op = op;
   txc->queued_at = ceph::mono_clock::now();
 
-  _backoff();
+  _backoff(txc->bytes);
   sequencer.admit(txc->bytes, [&](sn_t sn) {
     // (under the submission lock: the journal sees sn order)
     txc->sn = sn;

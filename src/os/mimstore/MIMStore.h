@@ -47,8 +47,8 @@
  *   Sequencer::apply_lock, Collections::tombstone_lock   leaves (apply
  *                  queue and applied_sn; tombstones of merged-away
  *                  collections)
- *   (HTMLL, tracker, journal and fd cache lock internally and call out to
- *   nothing while holding their locks)
+ *   (HTMLL, tracker, pacer, journal and fd cache lock internally and
+ *   call out to nothing while holding their locks)
  */
 #pragma once
 
@@ -82,6 +82,8 @@
 #include "Sequencer.h"
 #include "core/checkpoint_tracker.h"
 #include "core/flush_policy.h"
+#include "core/journal_pacer.h"
+#include "core/writeback_plan.h"
 #include "core/fault_io_env.h"
 #include "core/htmll.h"
 #include "core/io_env.h"
@@ -263,7 +265,8 @@ class MIMStore : public ObjectStore {
   void _maybe_freeze(mim::FlushTrigger forced);
   void _wait_for_cache_room(uint64_t bytes);
   void _throttle_writeback();
-  void _backoff();
+  void _backoff(uint64_t payload_bytes);
+  static double _mono_secs();  ///< the pacer's clock
   void _wait_for_next_sync();
   void _flush_thread();
   /// One object of the frozen generation, where the flush writes it.
@@ -277,6 +280,13 @@ class MIMStore : public ObjectStore {
   void _flush_frozen();
   int _write_back_object(const std::string& cname, const std::string& fname,
                          mim::ObjectState& st, bool frozen);
+  int _fill_run(const mimstore::ObjectFDRef& f, const mim::WriteRun& run,
+                std::string* buf);
+  using PieceIter = std::vector<mim::WritePiece>::const_iterator;
+  int _write_pieces(const mimstore::ObjectFDRef& f, PieceIter begin,
+                    PieceIter end, std::string* buf, bool frozen);
+  int _write_run(const mimstore::ObjectFDRef& f, uint64_t off,
+                 const std::vector<struct iovec>& iov, bool frozen);
   void _start_writeback(const ObjectFDRef& f, uint64_t off, uint64_t len);
   void _wait_writeback_window();
   void _end_writeback_window();
@@ -439,6 +449,9 @@ class MIMStore : public ObjectStore {
   std::unique_ptr<mim::Htmll> htmll;
   std::unique_ptr<mim::FlushPolicy> policy;
   mim::CheckpointTracker tracker;
+  /// Paces new transactions while a generation is written back (its own
+  /// leaf lock; fed by the flush and sync threads, asked by _backoff).
+  mim::JournalPacer pacer;
   PerfCounters* logger = nullptr;
   Finisher finisher;
   std::unique_ptr<mimstore::AdminHook> admin_hook;

@@ -509,6 +509,13 @@ int ObjectFiles::read_into(const ObjectFDRef& f, uint64_t off, uint64_t len,
   return r < 0 ? r : int(r);
 }
 
+int ObjectFiles::read_cached_into(const ObjectFDRef& f, uint64_t off,
+                                  uint64_t len, char* buf)
+{
+  ssize_t r = io->pread_cached(f->fd, buf, len, off);
+  return r < 0 ? r : int(r);
+}
+
 int ObjectFiles::read(const ObjectFDRef& f, uint64_t off, uint64_t len,
                       ceph::bufferlist* bl)
 {

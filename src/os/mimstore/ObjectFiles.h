@@ -121,6 +121,11 @@ class ObjectFiles {
   int read(const ObjectFDRef& f, uint64_t off, uint64_t len,
            ceph::bufferlist* bl);
   int read_into(const ObjectFDRef& f, uint64_t off, uint64_t len, char* buf);
+  /// read_into from memory only (IoEnv::pread_cached): -EAGAIN when a
+  /// byte would have to come from the disk, -EOPNOTSUPP where that cannot
+  /// be told.
+  int read_cached_into(const ObjectFDRef& f, uint64_t off, uint64_t len,
+                       char* buf);
   /// Start (or with `wait`, start and wait for) writeback of a range; see
   /// IoEnv::writeback. Makes nothing durable.
   int writeback(const ObjectFDRef& f, uint64_t off, uint64_t len, bool wait);

@@ -1020,6 +1020,67 @@ TEST(MIMStoreMergeEffect, PacedWritebackKeepsData)
   ASSERT_NO_FATAL_FAILURE(expect_after_remount(s.get(), want));
 }
 
+TEST(MIMStoreMergeEffect, GapsNotInMemoryAreNotJoined)
+{
+  // 4 objects written whole and flushed, then 8 writes of 4 KiB 64 KiB
+  // apart in each, flushed at umount with gap filling up to 512 KiB. With
+  // the object files' bytes in the page cache each object's writes go as
+  // one run, the gaps read from memory. With the fault seam's read delay
+  // on them (a slow disk: their bytes count as not in memory) the gaps are
+  // not read, each write goes alone. The data is the same either way.
+  for (bool slow : {false, true}) {
+    SCOPED_TRACE(slow ? "gaps on the disk" : "gaps in memory");
+    Conf c = base_conf(true);
+    c.set("mimstore_max_flush_interval", "100");
+    c.set("mimstore_flush_gap_fill", "512K");
+    if (slow) {
+      // (object file names escape '_' as %5F)
+      c.set("mimstore_debug_fault", "delay=read:rbd%5Fdata:1@1+");
+    }
+    StoreDir d;
+    auto s = make_store(d);
+    ObjectStore::CollectionHandle ch;
+    ASSERT_NO_FATAL_FAILURE(start_with_collection(s.get(), CID, &ch));
+    std::map<ghobject_t, std::string> want;
+    auto write_all = [&](bool whole) {
+      InFlight q;
+      for (int i = 0; i < 4; ++i) {
+        const ghobject_t o = obj("rbd_data." + std::to_string(i), i);
+        for (int k = 0; k < (whole ? 1 : 8); ++k) {
+          uint64_t off = whole ? 0 : k * (64 << 10);
+          bufferlist bl = pattern(whole ? 1 << 20 : 4096, char(16 * i + k));
+          std::string& w = want[o];
+          w.resize(std::max<size_t>(w.size(), off + bl.length()), '\0');
+          w.replace(off, bl.length(), bl.to_str());
+          Transaction t;
+          t.write(CID, o, off, bl.length(), bl);
+          ASSERT_EQ(0, q.queue(s.get(), ch, std::move(t)));
+        }
+      }
+      ASSERT_EQ(0, q.wait_all());
+    };
+    ASSERT_NO_FATAL_FAILURE(write_all(true));
+    ch.reset();
+    ASSERT_EQ(0, s->umount());
+    const int64_t ios0 = perf_counter(s.get(), l_mimstore_flush_ios);
+    const int64_t filled0 = perf_counter(s.get(), l_mimstore_flush_gaps_filled);
+    const int64_t uncached0 =
+      perf_counter(s.get(), l_mimstore_flush_gaps_uncached);
+    ASSERT_EQ(0, s->mount());
+    ch = s->open_collection(CID);
+    ASSERT_NO_FATAL_FAILURE(write_all(false));
+    ch.reset();
+    ASSERT_EQ(0, s->umount());  // flushes everything
+    EXPECT_EQ(slow ? 0 : 4,
+              perf_counter(s.get(), l_mimstore_flush_gaps_filled) - filled0);
+    EXPECT_EQ(slow ? 4 : 0,
+              perf_counter(s.get(), l_mimstore_flush_gaps_uncached) -
+                uncached0);
+    EXPECT_EQ(slow ? 32 : 4, perf_counter(s.get(), l_mimstore_flush_ios) - ios0);
+    ASSERT_NO_FATAL_FAILURE(expect_after_remount(s.get(), want));
+  }
+}
+
 // ---------------------------------------------------------------------------
 // bad configuration
 

@@ -262,6 +262,35 @@ TEST_F(IoFaultEnvTest, FailFromNthOnWithEnospc)
   env->close(f);
 }
 
+TEST_F(IoFaultEnvTest, CachedReadOfASlowPathIsRefusedAndFailuresPass)
+{
+  std::string err;
+  ASSERT_EQ(0, env->set_spec("delay=read:slow:60000@1+", &err)) << err;
+  fail_rule_t r;
+  r.ops = FAULT_OP_READ;
+  r.path = "broken";
+  env->add_fail_rule(r);
+  int slow = open_rw("slow"), fast = open_rw("fast"), broken = open_rw("broken");
+  ASSERT_EQ(1, write_str(slow, "s", 0));
+  ASSERT_EQ(1, write_str(fast, "f", 0));
+  char c = 0;
+  ssize_t got = env->pread_cached(fast, &c, 1, 0);
+  if (got == -EOPNOTSUPP) {
+    GTEST_SKIP() << "no RWF_NOWAIT buffered reads here";
+  }
+  EXPECT_EQ(1, got);
+  EXPECT_EQ('f', c);
+  // a delayed path is a slow device: its bytes are never "in memory", and
+  // asking does not wait
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(-EAGAIN, env->pread_cached(slow, &c, 1, 0));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(30));
+  EXPECT_EQ(-EIO, env->pread_cached(broken, &c, 1, 0));
+  env->close(slow);
+  env->close(fast);
+  env->close(broken);
+}
+
 TEST_F(IoFaultEnvTest, FailOtherOpKinds)
 {
   fail_rule_t r;

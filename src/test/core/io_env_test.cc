@@ -117,6 +117,40 @@ TEST_F(IoEnvTest, PreadPwritevRoundTrip)
   EXPECT_EQ(-EBADF, env->writeback(fd, 0, 1, false));
 }
 
+TEST_F(IoEnvTest, PreadCachedReadsOnlyWhatIsInMemory)
+{
+  int fd;
+  ASSERT_EQ(0, env->open(path("c"), O_RDWR | O_CREAT, 0644, &fd));
+  std::string data(256 << 10, 'c');
+  ASSERT_EQ(ssize_t(data.size()), env->pwrite(fd, data.data(), data.size(), 0));
+  // Just written: in the page cache, all of it; end of file ends it.
+  std::string out(512 << 10, '?');
+  ssize_t r = env->pread_cached(fd, out.data(), out.size(), 0);
+  if (r == -EOPNOTSUPP) {
+    GTEST_SKIP() << "no RWF_NOWAIT buffered reads on " << dir;
+  }
+  ASSERT_EQ(ssize_t(data.size()), r);
+  EXPECT_EQ(data, out.substr(0, data.size()));
+  EXPECT_EQ(0, env->pread_cached(fd, out.data(), 10, data.size() + 4096));
+  // Written to the disk and dropped from memory: not read, -EAGAIN. The
+  // kernel may keep a page it is still using; only "not all of it" and
+  // "never wrong bytes" are promised.
+  ASSERT_EQ(0, env->fsync(fd));
+  ASSERT_EQ(0, posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED));
+  std::string again(data.size(), '?');
+  r = env->pread_cached(fd, again.data(), again.size(), 0);
+  EXPECT_TRUE(r == -EAGAIN || (r >= 0 && r < ssize_t(data.size())))
+    << "read " << r << " bytes of an uncached file without waiting";
+  if (r > 0) {
+    EXPECT_EQ(data.substr(0, r), again.substr(0, r));
+  }
+  // A plain read brings it back; then it is cached again.
+  ASSERT_EQ(ssize_t(data.size()), env->pread(fd, again.data(), again.size(), 0));
+  EXPECT_EQ(ssize_t(data.size()),
+            env->pread_cached(fd, again.data(), again.size(), 0));
+  EXPECT_EQ(0, env->close(fd));
+}
+
 TEST_F(IoEnvTest, PwritevMoreThanIovMax)
 {
   // More segments than one pwritev(2) takes: written in several calls.

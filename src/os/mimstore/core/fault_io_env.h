@@ -244,6 +244,8 @@ class FaultIoEnv : public IoEnv {
   int open(const std::string& path, int flags, mode_t mode, int* fd) override;
   int close(int fd) override;
   ssize_t pread(int fd, void* buf, size_t len, uint64_t off) override;
+  ssize_t pread_cached(int fd, void* buf, size_t len,
+                       uint64_t off) override;
   ssize_t pwritev(int fd, const struct iovec* iov, int iovcnt,
                   uint64_t off) override;
   int fsync(int fd) override;

@@ -123,6 +123,23 @@ ssize_t FaultIoEnv::pread(int fd, void* buf, size_t len, uint64_t off)
   return base_->pread(fd, buf, len, off);
 }
 
+ssize_t FaultIoEnv::pread_cached(int fd, void* buf, size_t len,
+                                 uint64_t off)
+{
+  {
+    std::lock_guard l(lock_);
+    int err;
+    std::string path = path_of_locked(fd);
+    if (gate_locked(FAULT_OP_READ, path, false, &err) != Gate::GO) {
+      return -err;
+    }
+    if (read_delay_locked(path)) {
+      return -EAGAIN;  // a slow device's bytes are not in memory
+    }
+  }
+  return base_->pread_cached(fd, buf, len, off);
+}
+
 ssize_t FaultIoEnv::pwritev(int fd, const struct iovec* iov, int iovcnt,
                             uint64_t off)
 {

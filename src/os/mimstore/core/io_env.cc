@@ -63,6 +63,8 @@ class PosixIoEnv : public IoEnv {
   int open(const std::string& path, int flags, mode_t mode, int* fd) override;
   int close(int fd) override;
   ssize_t pread(int fd, void* buf, size_t len, uint64_t off) override;
+  ssize_t pread_cached(int fd, void* buf, size_t len,
+                       uint64_t off) override;
   ssize_t pwritev(int fd, const struct iovec* iov, int iovcnt,
                   uint64_t off) override;
   int fsync(int fd) override;
@@ -229,6 +231,29 @@ ssize_t PosixIoEnv::pread(int fd, void* buf, size_t len, uint64_t off)
         explain_direct_einval(fd, "pread", off + done, &iov, 1);
       }
       return err;
+    }
+    if (r == 0) {
+      break;  // end of file
+    }
+    done += r;
+  }
+  return done;
+}
+
+ssize_t PosixIoEnv::pread_cached(int fd, void* buf, size_t len,
+                                 uint64_t off)
+{
+  size_t done = 0;
+  while (done < len) {
+    struct iovec iov = {static_cast<char*>(buf) + done, len - done};
+    // A short read means either end of file or that the next page is not
+    // cached; the next call tells which (0, or -EAGAIN).
+    ssize_t r = ::preadv2(fd, &iov, 1, off + done, RWF_NOWAIT);
+    if (r < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return errno == EOPNOTSUPP || errno == EINVAL ? -EOPNOTSUPP : -errno;
     }
     if (r == 0) {
       break;  // end of file

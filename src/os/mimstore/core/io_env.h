@@ -23,6 +23,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -45,6 +46,13 @@ class IoEnv {
   virtual int close(int fd) = 0;
   /// Returns the bytes read: len, or fewer only at end of file.
   virtual ssize_t pread(int fd, void* buf, size_t len, uint64_t off) = 0;
+  /// pread of bytes already in memory (the page cache) only: the bytes
+  /// read (fewer only at end of file), -EAGAIN if any of them would have
+  /// to come from the device (preadv2 RWF_NOWAIT), -EOPNOTSUPP where that
+  /// cannot be told. The caller decides whether a device read is worth it.
+  virtual ssize_t pread_cached(int fd, void* buf, size_t len, uint64_t off) {
+    return -EOPNOTSUPP;
+  }
   /// Returns the total iov length or -errno. After an error an unknown
   /// prefix of the range may have been written.
   virtual ssize_t pwritev(int fd, const struct iovec* iov, int iovcnt,

@@ -1,0 +1,107 @@
+// -*- mode:C++; tab-width:8; c-basic-offset:2; indent-tabs-mode:t -*-
+// vim: ts=8 sw=2 smarttab
+/*
+ * mimstore: pacing clients to the journal space a write-back sweep leaves.
+ *
+ * The journal is freed only as the checkpoint moves, and the checkpoint
+ * passes a frozen generation only when all of it is written back and
+ * synced: a sweep in disk order frees its journal space at the end, in one
+ * step. Until then every new transaction takes journal space that nothing
+ * gives back. If clients write faster than
+ *
+ *     rate = free journal space / time the sweep still needs
+ *
+ * the journal fills before the sweep ends and every client write stops
+ * until it does: minutes, when a generation of gigabytes goes to an HDD
+ * (docs/results/20261124-64G-journal-data-long). The pacer admits
+ * transactions at that rate instead, so the free space lasts exactly as
+ * long as the sweep, and clients slow down smoothly to the write-back rate.
+ *
+ *   remaining  = objects left * seconds per object + the last sync's time
+ *                seconds per object: measured in this sweep once it has done
+ *                min_progress_objects and min_elapsed; before that, the last
+ *                sweep's figure; with neither, no pacing (nothing measured)
+ *   rate       = free / remaining                           journal bytes/s
+ *   a transaction's journal bytes = its payload bytes * the measured ratio
+ *                of journal bytes appended to payload bytes admitted (entry
+ *                headers, batch padding), remeasured every ratio_window
+ *                payload bytes
+ *   admission  = a virtual clock: each transaction is admitted at
+ *                max(now - burst, next), next += its bytes / rate; it waits
+ *                until then, at most max_delay (past that the backlog is
+ *                dropped: the journal's own full-wait takes over)
+ *
+ * Times are seconds on a monotonic clock, passed in (tests drive a virtual
+ * one). Thread safety: every member is protected by `lock`, a leaf lock
+ * (no other lock is taken under it); the flush thread reports progress, the
+ * sync thread sync times, submitting threads ask for delays.
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Lesser General Public
+ * License version 2.1, as published by the Free Software
+ * Foundation.  See file COPYING.
+ */
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+
+namespace mim {
+
+struct JournalPacerConfig {
+  double max_delay = 1.0;              ///< longest wait of one transaction, s
+  double burst = 0.05;                 ///< admission credit, s of the rate
+  uint64_t min_progress_objects = 16;  ///< before this sweep's rate is trusted
+  double min_elapsed = 1.0;            ///< s, likewise
+  uint64_t ratio_window = 32ull << 20; ///< payload bytes per ratio update
+  double initial_ratio = 2.0;          ///< journal bytes per payload byte, unmeasured
+};
+
+class JournalPacer {
+ public:
+  explicit JournalPacer(const JournalPacerConfig& c = JournalPacerConfig())
+    : conf(c), ratio(c.initial_ratio) {}
+
+  /// Flush thread: a sweep of `objects` objects starts at `now`.
+  void sweep_started(uint64_t objects, double now);
+  /// Flush thread: `done` objects of the sweep are written back (or
+  /// skipped: taken early by another op).
+  void sweep_progress(uint64_t done);
+  /// Flush thread: the sweep is over; its seconds per object are kept for
+  /// the start of the next one.
+  void sweep_finished(double now);
+  /// Sync thread: a sync took `secs` (the checkpoint moves after one).
+  void sync_took(double secs);
+
+  /// Seconds the running sweep still needs until its journal space is
+  /// free, or a negative value when no sweep runs or nothing is measured.
+  double remaining(double now) const;
+
+  /// Submitting thread: how long a transaction of `payload` bytes waits,
+  /// with `free` journal bytes left before the limit the sweep must not
+  /// cross and `appended` the journal's running count of bytes appended.
+  double delay(uint64_t payload, int64_t free, uint64_t appended, double now);
+
+  /// Journal bytes per payload byte, as last measured.
+  double journal_ratio() const;
+
+ private:
+  double remaining_locked(double now) const;
+  void measure_ratio_locked(uint64_t payload, uint64_t appended);
+
+  const JournalPacerConfig conf;
+  mutable std::mutex lock;
+  bool sweeping = false;       ///< GUARDED_BY(lock)
+  uint64_t total = 0;          ///< GUARDED_BY(lock) objects in this sweep
+  uint64_t done = 0;           ///< GUARDED_BY(lock)
+  double started = 0;          ///< GUARDED_BY(lock)
+  double last_spo = -1;        ///< GUARDED_BY(lock) s per object, last sweep
+  double last_sync = 0;        ///< GUARDED_BY(lock)
+  double next = 0;             ///< GUARDED_BY(lock) virtual admission clock
+  double ratio;                ///< GUARDED_BY(lock)
+  uint64_t admitted = 0;       ///< GUARDED_BY(lock) payload since mark
+  uint64_t appended_mark = 0;  ///< GUARDED_BY(lock)
+  bool have_mark = false;      ///< GUARDED_BY(lock)
+};
+
+}  // namespace mim
