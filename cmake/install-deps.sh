@@ -10,7 +10,7 @@ case $what in
   core)
     pkgs=(build-essential cmake ninja-build googletest libgtest-dev
           libgmock-dev libbenchmark-dev libaio-dev python3 python3-numpy
-          rsync fuse3 libfuse3-dev xfsprogs)
+          python3-yaml rsync fuse3 libfuse3-dev xfsprogs)
     ;;
   ceph)
     mapfile -t pkgs < <(grep -Ev '^[[:space:]]*(#|$)' "$HERE/debian-build-deps.txt")

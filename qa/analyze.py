@@ -11,7 +11,8 @@ Input: a run directory written by qa/bench.sh:
                    add up to fio's total exactly. (Runs made before this log
                    was per-I/O have fio_iops.1.log, averaged per second with
                    log_avg_msec=1000: read with per_second(), approximate.)
-  samples.jsonl    qa/sampler.py: /sys/block stat, OSD RSS and CPU, each second
+  samples.jsonl    qa/sampler.py: /sys/block stat, OSD RSS and CPU, each second;
+                   the OSDs' mimstore perf counters (stall_causes)
   hdd.trace        tracefs block_rq_issue/complete of the HDD loops, with
                    MIMBENCH wall-clock markers
   emu_stats_start.json, emu_stats_end.json
@@ -411,6 +412,70 @@ def _client_fs(rundir):
     return client, w["wall_start"], w["wall_end"], series, [None] * len(series)
 
 
+# Store events (cumulative counters of the per-second perf samples) that can
+# hold client writes back; stall_causes() counts the seconds each moved in.
+STALL_EVENTS = ("journal_full_waits", "cache_full_waits", "throttle_waits", "wbthrottle_waits",
+                "flush_window_waits", "pace_waits", "backoffs", "syncs")
+# Averages whose sum grows by the duration of each finished event: the
+# seconds an event of these covered are known once it ends.
+STALL_SPANS = {"in_sync": "sync_lat", "in_flush": "flush_lat"}
+
+
+def stall_causes(recs, start, iops_series):
+    """What the store did in the seconds without a completed client op.
+
+    From the per-second perf samples (qa/sampler.py --asok; all OSDs summed):
+    per event counter, in how many zero seconds and in how many seconds of the
+    window it moved; per span (a sync, a full flush), how many of each were
+    covered by one; the journal's used bytes at the end of zero seconds.
+    None when the run has no perf samples."""
+    pts = [(r["t"], r["perf"]) for r in recs if r.get("perf")]
+    if len(pts) < 2:
+        return None
+
+    def total(perf, key, i=None):
+        v = [d.get(key) for d in perf.values()]
+        v = [(x[i] if i is not None and isinstance(x, list) else x) for x in v if x is not None]
+        return sum(v) if v else None
+
+    cache = {}
+
+    def at(t, key, i=None):
+        if (key, i) not in cache:
+            cache[key, i] = [{"t": a, "v": total(b, key, i)} for a, b in pts]
+        return interp(cache[key, i], t, lambda r: r["v"])
+
+    seconds = len(iops_series)
+    zero = [k for k, v in enumerate(iops_series) if v == 0]
+    out = {"zero_seconds": len(zero), "seconds": seconds, "events": {}, "spans": {}}
+    for ev in STALL_EVENTS:
+        moved = []
+        for k in range(seconds):
+            a, b = at(start + k, ev), at(start + k + 1, ev)
+            moved.append(a is not None and b is not None and b - a > 0)
+        if any(moved):
+            out["events"][ev] = {"zero": sum(1 for k in zero if moved[k]), "all": sum(moved)}
+    for name, key in STALL_SPANS.items():
+        covered = [False] * seconds
+        for (t0, p0), (t1, p1) in zip(pts, pts[1:]):
+            for osd in set(p0) & set(p1):      # spans of one OSD (never summed)
+                a, b = p0[osd].get(key), p1[osd].get(key)
+                if not (isinstance(a, list) and isinstance(b, list)) or b[0] <= a[0]:
+                    continue
+                # the events that ended in (t0, t1] covered up to their
+                # summed duration before t1 (two in one second: overstated)
+                lo, hi = t1 - (b[1] - a[1]), t1
+                for k in range(max(0, int(lo - start)), min(seconds, int(hi - start) + 1)):
+                    if start + k + 1 > lo and start + k < hi:
+                        covered[k] = True
+        out["spans"][name] = {"zero": sum(1 for k in zero if covered[k]), "all": sum(covered)}
+    used = [at(start + k + 1, "journal_used_bytes") for k in zero]
+    used = sorted(u for u in used if u is not None)
+    out["journal_used_mb_at_zero"] = ({"min": used[0] / 1e6, "median": used[len(used) // 2] / 1e6,
+                                       "max": used[-1] / 1e6} if used else None)
+    return out
+
+
 def analyse(rundir, model_name=hddmodel.DEFAULT_PRESET):
     meta = json.load(open(os.path.join(rundir, "meta.json")))
     devices = meta["devices"]
@@ -454,8 +519,9 @@ def analyse(rundir, model_name=hddmodel.DEFAULT_PRESET):
         if dd["io_ticks"] is not None:
             nvme["busy_pct"][d["name"]] = 100.0 * dd["io_ticks"] / (runtime_s * 1000.0)
         nvme["write_bytes"] += (dd["write_sectors"] or 0) * 512
-    nvme_bytes = sum(d["bytes"] for d in devices["nvme"] if d.get("role") != "wal")
-    # how many times the journal / DB devices were written over, on average
+    nvme_bytes = sum(d["bytes"] for d in devices["nvme"] if d.get("role") not in ("wal", "db"))
+    # how many times the journal / BlueStore DB devices were written over, on average
+    # (NVMe bytes written count every NVMe device: block.wal and mimstore's DB too)
     nvme["device_passes"] = (nvme["write_bytes"] / nvme_bytes) if nvme_bytes else None
     busy = list(nvme["busy_pct"].values())
     nvme["busy_pct_mean"] = sum(busy) / len(busy) if busy else None
@@ -557,6 +623,7 @@ def analyse(rundir, model_name=hddmodel.DEFAULT_PRESET):
         sec_rss.append(rs)
 
     perf = perf_delta(os.path.join(rundir, "perf_start.json"), os.path.join(rundir, "perf_end.json"))
+    stalls = stall_causes(win, start, iops_series)
 
     out = {
         "profile": meta["profile"],
@@ -577,6 +644,7 @@ def analyse(rundir, model_name=hddmodel.DEFAULT_PRESET):
         "memory": mem,
         "cpu": cpu,
         "perf": perf,
+        "stalls": stalls,
         "series": {"iops": iops_series, "lat_ms": lat_series, "nvme_busy_pct": sec_nvme,
                    "hdd_write_req_s": sec_hdd_w, "osd_rss_mb": sec_rss},
     }

@@ -10,9 +10,9 @@
 #
 # Profiles (vstart-configs/<name>.conf):
 #   --profile NAME            add a profile (repeatable); --profiles a,b,c
-#                             known: mimstore mimstore-nomerge bluestore-hybrid filestore-pacific
-#                             (and mimstore-fixed: the paper's fixed HTMLL geometry and flush order;
-#                              mimstore-jdata: merged bytes only in the journal, experimental)
+#                             the four: mimstore mimstore-nomerge bluestore-hybrid filestore-pacific;
+#                             every vstart-configs/*.conf is one (its first lines say what it
+#                             changes; docs/benchmarking.md lists them)
 #   --all-profiles            all four
 # Workload:
 #   --rw W[,W...]             workloads (randwrite):
@@ -409,8 +409,10 @@ run_workload() {   # profile rw bs threads dist
     tb_hdd_fast off
   fi
   tb_hdd_assert_timed   # no measurement on an emulated disk in fast mode
-  for w in "${TB_HDD_DEVS[@]}" "${TB_NVME_DEVS[@]}" "${TB_WAL_DEVS[@]}"; do devs+=(--dev "$(basename "$w")"); done
-  for w in $CLUSTER_OSD_PIDS; do procs+=(--proc "$w"); done
+  for w in "${TB_HDD_DEVS[@]}" "${TB_NVME_DEVS[@]}" "${TB_WAL_DEVS[@]}" "${TB_DB_DEVS[@]}"; do devs+=(--dev "$(basename "$w")"); done
+  # each OSD's RSS and CPU, and its mimstore counters (analyze.py: what the
+  # store did in the seconds at 0 IOPS)
+  for w in $CLUSTER_OSD_PIDS; do procs+=(--proc "$w" --asok "${w%%=*}=$CLUSTER_DIR/asok/${w%%=*}.asok"); done
   inst=$(trace_start "$p-$name" "$dir/hdd.trace" "${TB_HDD_DEVS[@]}")
   trace_mark "$inst" start
   "$PY" "$QA_DIR/sampler.py" --out "$dir/samples.jsonl" --marker "$inst/trace_marker" \
@@ -496,6 +498,8 @@ run_profile() {
   # shellcheck disable=SC2034  # used by lib/testbed.sh
   TB_HDD_FS=$(profile_meta "$p" hdd); TB_HDD_FS=${TB_HDD_FS:-xfs}
   if [[ $(profile_meta "$p" wal) == yes ]]; then TB_WAL_SIZE=${TB_WAL_SIZE_BLUESTORE:-1G}; else TB_WAL_SIZE=0; fi
+  # shellcheck disable=SC2034  # used by lib/testbed.sh
+  if [[ $(profile_meta "$p" db) == nvme ]]; then TB_DB_SIZE=${TB_DB_SIZE_MIMSTORE:-4G}; else TB_DB_SIZE=0; fi
   tb_up "$osds"
   cluster_start "$p" "$osds" "$pool_size" "$pg_num"
   cluster_versions >"$results/logs/$p.versions.json" 2>>"$CLUSTER_LOG" || true

@@ -161,6 +161,22 @@ def perf_note(r):
     return "; perf counters in the window: " + ", ".join("%s %+g" % (k, v) for k, v in items)
 
 
+def stall_note(r):
+    """What the store did in the seconds at zero IOPS (analyze.stall_causes)."""
+    st = r.get("stalls")
+    if not st or not st.get("zero_seconds"):
+        return ""
+    parts = ["%s %d of %d s" % (k.replace("_", " "), v["zero"], v["all"])
+             for k, v in sorted(st["spans"].items())]
+    parts += ["%s moved in %d (%d)" % (k, v["zero"], v["all"])
+              for k, v in sorted(st["events"].items())]
+    ju = st.get("journal_used_mb_at_zero")
+    if ju:
+        parts.append("journal used %.0f-%.0f MB" % (ju["min"], ju["max"]))
+    return "; in the %d s at 0 IOPS (in all %d s): %s" % (
+        st["zero_seconds"], st["seconds"], ", ".join(parts))
+
+
 def emu_note(r):
     """The emulated HDD's own view of the window (--hdd emu), for the per-run line."""
     e = r.get("hdd_emulator")
@@ -192,15 +208,26 @@ def testbed_line(env):
     return "- test bed: %s; %s" % (hdd, nvme)
 
 
-def compute_ratios(by_wl):
+def ratio_subject(profiles):
+    """The profile the ratios are of: mimstore, or in a run without it the
+    first merging mimstore variant the command named (mimstore-jdata, ...)."""
+    if SUBJECT in profiles:
+        return SUBJECT
+    for p in profiles:
+        if p.startswith("mimstore") and p != "mimstore-nomerge":
+            return p
+    return None
+
+
+def compute_ratios(by_wl, subject=SUBJECT):
     out = {}
     for wl, runs in by_wl.items():
         rp = {r["profile"]: r for r in runs}
-        if SUBJECT not in rp:
+        if subject not in rp:
             continue
-        s = rp[SUBJECT]
+        s = rp[subject]
         for other in [REFERENCE] + OTHERS:
-            if other not in rp:
+            if other not in rp or other == subject:
                 continue
             o = rp[other]
             out.setdefault(wl, {})[other] = {
@@ -393,7 +420,9 @@ def main(argv=None):
     by_wl = {}
     for r in sorted(runs, key=lambda r: (wl_key(r["workload"]), prof_key(r["profile"]))):
         by_wl.setdefault(r["workload"]["name"], []).append(r)
-    ratios = compute_ratios(by_wl)
+    named = env.get("profiles") or []
+    subject = ratio_subject(named + sorted({r["profile"] for r in runs} - set(named), key=prof_key))
+    ratios = compute_ratios(by_wl, subject)
     colors = _colors(sorted({r["profile"] for r in runs}, key=prof_key))
     plots = []
     if runs and plots_wanted:
@@ -451,7 +480,7 @@ def main(argv=None):
             md.append("- %s: per-second IOPS %s..%s, 10 s moving average %s..%s; %s; "
                       "HDD flushes %s/cw; NVMe writes %s KiB/cw, %s B per client byte written "
                       "(%s passes over the journal/DB device); "
-                      "OSD CPU %s%% = %s CPU-s per 1000 client ops, machine CPU busy %s%%%s%s" % (
+                      "OSD CPU %s%% = %s CPU-s per 1000 client ops, machine CPU busy %s%%%s%s%s" % (
                           r["profile"], fmt(ps.get("min"), "%.0f"), fmt(ps.get("max"), "%.0f"),
                           fmt(ps.get("ma10_min"), "%.0f"), fmt(ps.get("ma10_max"), "%.0f"), fr,
                           fmt(r["hdd"]["per_client_write"].get("flushes"), "%.3f"),
@@ -461,16 +490,16 @@ def main(argv=None):
                           fmt(r["cpu"].get("osd_cpu_pct_total"), "%.0f"),
                           fmt(r["cpu"].get("osd_cpu_s_per_kop"), "%.2f"),
                           fmt(r["cpu"].get("system_busy_pct"), "%.0f"),
-                          emu_note(r), perf_note(r)))
+                          emu_note(r), perf_note(r), stall_note(r)))
         md.append("")
     if ratios:
-        md += ["## Ratios, %s to the others (same run)" % SUBJECT, "",
+        md += ["## Ratios, %s to the others (same run)" % subject, "",
                "Above 1 is better for IOPS and modelled IOPS, below 1 is better for latency, "
                "HDD requests and memory.", ""]
         rows = []
         for wl, d in ratios.items():
             for other, v in d.items():
-                rows.append([wl, "%s / %s" % (SUBJECT, other), fmt(v["iops"], "%.2f"),
+                rows.append([wl, "%s / %s" % (subject, other), fmt(v["iops"], "%.2f"),
                              fmt(v["modelled_iops"], "%.2f"), fmt(v["p99_latency"], "%.3f"),
                              fmt(v["p99_9_latency"], "%.3f"),
                              fmt(v["hdd_write_requests_per_cw"], "%.3f"), fmt(v["osd_rss_max"], "%.2f")])
@@ -495,7 +524,7 @@ def main(argv=None):
     with open(os.path.join(results, "results.md"), "w") as f:
         f.write(text)
     with open(os.path.join(results, "results.json"), "w") as f:
-        json.dump({"environment": env, "runs": runs, "ratios": ratios,
+        json.dump({"environment": env, "runs": runs, "ratio_subject": subject, "ratios": ratios,
                    "failures": failures, "plots": plots}, f, indent=1)
     print(text)
     return 0

@@ -7,7 +7,12 @@ Every --interval seconds, appends one JSON line to --out:
    "rss_kb": {"osd.0": VmRSS kB, ...},
    "cpu_ticks": {"osd.0": utime+stime clock ticks, ...},
    "sys_cpu": [/proc/stat "cpu" line fields],
-   "meminfo_kb": {"Dirty": kB, "Writeback": kB, "Cached": kB, "MemFree": kB}}
+   "meminfo_kb": {"Dirty": kB, "Writeback": kB, "Cached": kB, "MemFree": kB},
+   "perf": {"osd.0": {counter: value, or [avgcount, sum] for averages}, ...}}
+("perf" with --asok only: the --logger section of each daemon's perf dump,
+read straight from its admin socket, so that a second at zero IOPS can be
+matched with what the store was doing; a daemon that does not answer within
+--asok-timeout is left out of that second.)
 and, when --marker is given, writes "MIMBENCH tick wall=<t>" into that
 tracefs trace_marker so trace time can be mapped to wall time.
 Stops on SIGTERM/SIGINT or after --duration seconds.
@@ -17,6 +22,8 @@ import argparse
 import json
 import os
 import signal
+import socket
+import struct
 import time
 
 stop = False
@@ -77,6 +84,45 @@ def read_sys_cpu():
     return None
 
 
+def perf_section(path, logger, timeout):
+    """The `logger` section of a Ceph daemon's `perf dump`, read from its
+    admin socket (a JSON command and a NUL; the answer is a 4-byte big-endian
+    length and JSON), flattened: averages become [avgcount, sum]. None when
+    the daemon does not answer."""
+    cmd = json.dumps({"prefix": "perf dump", "logger": logger}).encode() + b"\0"
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(timeout)
+            s.connect(path)
+            s.sendall(cmd)
+            head = b""
+            while len(head) < 4:
+                chunk = s.recv(4 - len(head))
+                if not chunk:
+                    return None
+                head += chunk
+            (n,) = struct.unpack(">I", head)
+            body = b""
+            while len(body) < n:
+                chunk = s.recv(min(65536, n - len(body)))
+                if not chunk:
+                    return None
+                body += chunk
+        sec = json.loads(body).get(logger)
+    except (OSError, ValueError, AttributeError):
+        return None
+    if not isinstance(sec, dict):
+        return None
+    out = {}
+    for k, v in sec.items():
+        if isinstance(v, dict):
+            if "avgcount" in v and "sum" in v:
+                out[k] = [v["avgcount"], v["sum"]]
+        elif isinstance(v, (int, float)):
+            out[k] = v
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -85,7 +131,12 @@ def main():
     ap.add_argument("--dev", action="append", default=[], help="block device name (loop0)")
     ap.add_argument("--proc", action="append", default=[], help="NAME=PID to sample")
     ap.add_argument("--marker", help="tracefs trace_marker file")
+    ap.add_argument("--asok", action="append", default=[],
+                    help="NAME=PATH of a daemon admin socket whose perf counters to sample")
+    ap.add_argument("--logger", default="mimstore", help="perf dump section (mimstore)")
+    ap.add_argument("--asok-timeout", type=float, default=0.3)
     a = ap.parse_args()
+    asoks = dict(x.partition("=")[::2] for x in a.asok)
     procs = {}
     for p in a.proc:
         name, _, pid = p.partition("=")
@@ -105,6 +156,13 @@ def main():
                 "sys_cpu": read_sys_cpu(),
                 "meminfo_kb": read_meminfo(),
             }
+            if asoks:
+                perf = {}
+                for n, path in asoks.items():
+                    sec = perf_section(path, a.logger, a.asok_timeout)
+                    if sec:
+                        perf[n] = sec
+                rec["perf"] = perf
             out.write(json.dumps(rec) + "\n")
             if a.marker:
                 try:

@@ -82,6 +82,41 @@ class StatsTest(unittest.TestCase):
         self.assertEqual(analyze.interp(recs, 50, g), 300)
 
 
+class StallCausesTest(unittest.TestCase):
+    """What the store did in the seconds at zero IOPS (sampler --asok)."""
+
+    @staticmethod
+    def recs(fn):
+        # one sample at each second boundary, T0-1 .. T0+10; two OSDs
+        return [{"t": T0 + k, "perf": {"osd.0": fn(k), "osd.1": fn(k)}} for k in range(-1, 11)]
+
+    def test_events_spans_and_journal(self):
+        def perf(k):
+            return {
+                "journal_full_waits": 1 if k >= 3 else 0,          # moved in second 2
+                "pace_waits": 10 * k,                              # moved every second
+                "syncs": 1 if k >= 6 else 0,
+                "sync_lat": [1, 3.2] if k >= 6 else [0, 0.0],      # ended in second 5, lasted 3.2 s
+                "flush_lat": [0, 0.0],
+                "journal_used_bytes": 5e8,
+            }
+        iops = [100, 100, 0, 0, 0, 100, 100, 0, 100, 100]          # zero: 2, 3, 4, 7
+        st = analyze.stall_causes(self.recs(perf), T0, iops)
+        self.assertEqual(st["zero_seconds"], 4)
+        self.assertEqual(st["seconds"], 10)
+        self.assertEqual(st["events"]["journal_full_waits"], {"zero": 1, "all": 1})
+        self.assertEqual(st["events"]["pace_waits"], {"zero": 4, "all": 10})
+        self.assertEqual(st["events"]["syncs"], {"zero": 0, "all": 1})
+        self.assertNotIn("backoffs", st["events"])                 # never moved
+        # the sync covered 2.8 .. 6.0: seconds 2, 3, 4, 5
+        self.assertEqual(st["spans"]["in_sync"], {"zero": 3, "all": 4})
+        self.assertEqual(st["spans"]["in_flush"], {"zero": 0, "all": 0})
+        self.assertAlmostEqual(st["journal_used_mb_at_zero"]["median"], 1000.0)  # both OSDs
+
+    def test_no_perf_samples(self):
+        self.assertIsNone(analyze.stall_causes([{"t": T0}, {"t": T0 + 1}], T0, [0]))
+
+
 class PerfTest(unittest.TestCase):
     def test_delta_and_highlights(self):
         d = tempfile.mkdtemp()

@@ -67,6 +67,45 @@ class ReportTest(unittest.TestCase):
         md = open(os.path.join(self.d, "results.md")).read()
         self.assertIn("**outside 1 +- 0.005: mimstore/randwrite-4k-t8-uniform 0.9700**", md)
 
+    def test_stall_note(self):
+        path = os.path.join(self.d, "runs", "mimstore", "randwrite-4k-t8-uniform", "run.json")
+        r = json.load(open(path))
+        r["stalls"] = {"zero_seconds": 3, "seconds": 60,
+                       "events": {"journal_full_waits": {"zero": 2, "all": 2}},
+                       "spans": {"in_sync": {"zero": 3, "all": 9}, "in_flush": {"zero": 1, "all": 40}},
+                       "journal_used_mb_at_zero": {"min": 3000.0, "median": 3100.0, "max": 3200.0}}
+        json.dump(r, open(path, "w"))
+        with contextlib.redirect_stdout(io.StringIO()):
+            report.main(["--no-plots", self.d])
+        md = open(os.path.join(self.d, "results.md")).read()
+        self.assertIn("in the 3 s at 0 IOPS (in all 60 s): in flush 1 of 40 s, in sync 3 of 9 s, "
+                      "journal_full_waits moved in 2 (2), journal used 3000-3200 MB", md)
+        # a run without perf samples says nothing of them
+        self.assertEqual(1, md.count("s at 0 IOPS (in all"))
+
+    def test_ratios_of_a_mimstore_variant_when_mimstore_is_absent(self):
+        self.assertEqual(report.ratio_subject(["mimstore-nomerge", "mimstore", "mimstore-jdata"]), "mimstore")
+        self.assertEqual(report.ratio_subject(["mimstore-nomerge", "mimstore-jdata", "mimstore-fixed"]),
+                         "mimstore-jdata")
+        self.assertIsNone(report.ratio_subject(["bluestore-hybrid", "mimstore-nomerge"]))
+        # the fixture run as mimstore-jdata: its ratios are mimstore-jdata's
+        src = os.path.join(self.d, "runs", "mimstore")
+        os.rename(src, os.path.join(self.d, "runs", "mimstore-jdata"))
+        for dirpath, _, files in os.walk(os.path.join(self.d, "runs", "mimstore-jdata")):
+            for fn in files:
+                if fn == "run.json":
+                    path = os.path.join(dirpath, fn)
+                    r = json.load(open(path))
+                    r["profile"] = "mimstore-jdata"
+                    json.dump(r, open(path, "w"))
+        with contextlib.redirect_stdout(io.StringIO()):
+            self.assertEqual(report.main(["--no-plots", self.d]), 0)
+        md = open(os.path.join(self.d, "results.md")).read()
+        self.assertIn("## Ratios, mimstore-jdata to the others (same run)", md)
+        self.assertIn("mimstore-jdata / filestore-pacific", md)
+        res = json.load(open(os.path.join(self.d, "results.json")))
+        self.assertEqual(res["ratio_subject"], "mimstore-jdata")
+
     def _tables(self):
         md = open(os.path.join(self.d, "results.md")).read()
         tables = {}

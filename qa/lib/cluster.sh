@@ -247,7 +247,10 @@ _vstart_start() {
       # The journal is the whole NVMe loop, as FileStore's journal is.
       args+=(-o "osd journal size = $(($(blockdev --getsize64 "${TB_NVME_DEVS[0]}") >> 20))")
       args+=(--mimstore --mimstore-data-dirs "$(_join "${TB_HDD_MNTS[@]}")"
-             --mimstore-journal-devs "$(_join "${TB_NVME_DEVS[@]}")") ;;
+             --mimstore-journal-devs "$(_join "${TB_NVME_DEVS[@]}")")
+      # The DB on its NVMe device (TB_DB_SIZE): OSD i's is mounted on
+      # mnt/db<i>, and Ceph expands $id per OSD.
+      if ((${#TB_DB_MNTS[@]})); then args+=(-o "mimstore db dir = $TB_DIR/mnt/db\$id"); fi ;;
     bluestore)
       args+=(--bluestore --bluestore-devs "$(_join "${TB_HDD_DEVS[@]}")"
              --bluestore-db-devs "$(_join "${TB_NVME_DEVS[@]}")")

@@ -32,6 +32,11 @@
 #           still on tmpfs.
 #   WAL  i: (only when TB_WAL_SIZE != 0) a second NVMe device for block.wal
 #           (disk wal$i on the emulator with TB_NVME_KIND=emu).
+#   DB   i: (only when TB_DB_SIZE != 0) a second NVMe device for mimstore's
+#           RocksDB (omap and xattrs), XFS mounted on $TB_DIR/mnt/db$i (disk
+#           db$i on the emulator with TB_NVME_KIND=emu): an NVMe partition
+#           for the DB, as BlueStore's block.db has, so that the DB's log is
+#           not queued behind the data disk's write back.
 #
 # Everything created is recorded in $TB_STATE (one "kind args" line each) and
 # removed by tb_down, which also scans for leftovers of a crashed run (loop
@@ -51,6 +56,7 @@ TB_EMU_BIN=${TB_EMU_BIN:-$DISKEMU_BUILD/diskemu}
 TB_NVME_SIZE=${TB_NVME_SIZE:-1G}        # journal / block.db per OSD
 TB_NVME_KIND=${TB_NVME_KIND:-loop}      # loop (tmpfs loop device) or emu (the emulator's nvme model)
 TB_WAL_SIZE=${TB_WAL_SIZE:-0}           # block.wal per OSD (bluestore only)
+TB_DB_SIZE=${TB_DB_SIZE:-0}             # mimstore's DB device per OSD (mimstore only)
 TB_HDD_WIOPS=${TB_HDD_WIOPS:-200}
 TB_HDD_RIOPS=${TB_HDD_RIOPS:-200}
 TB_HDD_WBPS=${TB_HDD_WBPS:-150000000}
@@ -76,7 +82,7 @@ tb_init() {
   TB_TRACE_PREFIX=mimbench-$TB_ID
   TB_EMU_MNT=$TB_DIR/emu                # the emulator's FUSE mount: one file per disk
   TB_EMU_LOG=$TB_DIR/diskemu.log
-  TB_HDD_DEVS=() TB_HDD_MNTS=() TB_NVME_DEVS=() TB_WAL_DEVS=() TB_EMU_DISKS=()
+  TB_HDD_DEVS=() TB_HDD_MNTS=() TB_NVME_DEVS=() TB_WAL_DEVS=() TB_DB_DEVS=() TB_DB_MNTS=() TB_EMU_DISKS=()
 }
 
 # _tb_ours PID: alive, and its command line mentions our workdir or trace prefix.
@@ -147,7 +153,7 @@ tb_up() {
   fi
   mkdir -p "$TB_DIR/mnt" "$TB_SHM"
   _tb_rec dir "$TB_SHM"
-  TB_HDD_DEVS=() TB_HDD_MNTS=() TB_NVME_DEVS=() TB_WAL_DEVS=() TB_EMU_DISKS=()
+  TB_HDD_DEVS=() TB_HDD_MNTS=() TB_NVME_DEVS=() TB_WAL_DEVS=() TB_DB_DEVS=() TB_DB_MNTS=() TB_EMU_DISKS=()
   # (if, not &&: set -e stays in force inside the function)
   if [[ $TB_HDD_KIND == emu ]]; then _emu_start "$n"; fi
   for ((i = 0; i < n; i++)); do
@@ -158,12 +164,25 @@ tb_up() {
       dev=$(_nvme_up "wal$i" "$TB_WAL_SIZE")
       TB_WAL_DEVS+=("$dev")
     fi
+    if [[ $TB_DB_SIZE != 0 ]]; then _db_up "$i"; fi
   done
   tb_hdd_assert_timed
   tb_write_env
   mnts=$(printf '%s ' "${TB_HDD_MNTS[@]}" | xargs)   # empty with raw HDDs
   log "testbed: HDD ${TB_HDD_DEVS[*]} (${TB_HDD_FS}${mnts:+ on $mnts}; $(tb_hdd_label); $TB_HDD_SCHED)" \
-      "NVMe ${TB_NVME_DEVS[*]} ${TB_WAL_DEVS[*]} ($TB_NVME_SCHED)"
+      "NVMe ${TB_NVME_DEVS[*]} ${TB_WAL_DEVS[*]} ${TB_DB_DEVS[*]}${TB_DB_DEVS[*]:+ (DB on ${TB_DB_MNTS[*]})} ($TB_NVME_SCHED)"
+}
+
+# _db_up I: mimstore's DB device of OSD i: an NVMe device with XFS, mounted
+# on $TB_DIR/mnt/db$i. Appends to TB_DB_DEVS and TB_DB_MNTS.
+_db_up() {
+  local i=$1 dev mnt=$TB_DIR/mnt/db$1
+  dev=$(_nvme_up "db$i" "$TB_DB_SIZE")
+  mkfs.xfs -f -q "$dev" >/dev/null || die "mkfs.xfs $dev failed"
+  mkdir -p "$mnt"
+  mount -t xfs -o noatime "$dev" "$mnt" || die "mount $dev $mnt failed"
+  _tb_rec mount "$mnt"
+  TB_DB_DEVS+=("$dev") TB_DB_MNTS+=("$mnt")
 }
 
 # _hdd_up I: HDD i, a loop device on the emulator's file or on a throttled
@@ -248,6 +267,11 @@ tb_write_env() {
     for i in "${!TB_WAL_DEVS[@]}"; do
       d=${TB_WAL_DEVS[$i]}
       printf ',{"osd": %d, "dev": "%s", "name": "%s", "majmin": "%s", "bytes": %s, "role": "wal"}' \
+        "$i" "$d" "$(basename "$d")" "$(_majmin "$d")" "$(blockdev --getsize64 "$d")"
+    done
+    for i in "${!TB_DB_DEVS[@]}"; do
+      d=${TB_DB_DEVS[$i]}
+      printf ',{"osd": %d, "dev": "%s", "name": "%s", "majmin": "%s", "bytes": %s, "role": "db"}' \
         "$i" "$d" "$(basename "$d")" "$(_majmin "$d")" "$(blockdev --getsize64 "$d")"
     done
     printf '], "hdd_backend": %s' "$backend"
@@ -385,12 +409,16 @@ _emu_start() {
     args+=(--disk "hdd$i:size=$TB_HDD_SIZE:model=$TB_EMU_PRESET:backing=$TB_DIR/hdd$i.img")
     TB_EMU_DISKS+=("hdd$i")
     if [[ $TB_NVME_KIND == emu ]]; then
-      rm -f "$TB_SHM/nvme$i.img" "$TB_SHM/wal$i.img"
+      rm -f "$TB_SHM/nvme$i.img" "$TB_SHM/wal$i.img" "$TB_SHM/db$i.img"
       args+=(--disk "nvme$i:size=$TB_NVME_SIZE:model=nvme:backing=$TB_SHM/nvme$i.img")
       TB_EMU_DISKS+=("nvme$i")
       if [[ $TB_WAL_SIZE != 0 ]]; then
         args+=(--disk "wal$i:size=$TB_WAL_SIZE:model=nvme:backing=$TB_SHM/wal$i.img")
         TB_EMU_DISKS+=("wal$i")
+      fi
+      if [[ $TB_DB_SIZE != 0 ]]; then
+        args+=(--disk "db$i:size=$TB_DB_SIZE:model=nvme:backing=$TB_SHM/db$i.img")
+        TB_EMU_DISKS+=("db$i")
       fi
     fi
   done
