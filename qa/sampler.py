@@ -84,17 +84,14 @@ def read_sys_cpu():
     return None
 
 
-def perf_section(path, logger, timeout):
-    """The `logger` section of a Ceph daemon's `perf dump`, read from its
-    admin socket (a JSON command and a NUL; the answer is a 4-byte big-endian
-    length and JSON), flattened: averages become [avgcount, sum]. None when
-    the daemon does not answer."""
-    cmd = json.dumps({"prefix": "perf dump", "logger": logger}).encode() + b"\0"
+def admin_command(path, cmd, timeout):
+    """A command to a Ceph daemon's admin socket (JSON and a NUL; the answer
+    is a 4-byte big-endian length and JSON). None when it does not answer."""
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
             s.settimeout(timeout)
             s.connect(path)
-            s.sendall(cmd)
+            s.sendall(json.dumps(cmd).encode() + b"\0")
             head = b""
             while len(head) < 4:
                 chunk = s.recv(4 - len(head))
@@ -108,9 +105,17 @@ def perf_section(path, logger, timeout):
                 if not chunk:
                     return None
                 body += chunk
-        sec = json.loads(body).get(logger)
-    except (OSError, ValueError, AttributeError):
+        return json.loads(body)
+    except (OSError, ValueError):
         return None
+
+
+def perf_section(path, logger, timeout):
+    """The `logger` section of a Ceph daemon's `perf dump`, flattened:
+    averages become [avgcount, sum]. None when the daemon does not answer
+    or has no such section."""
+    d = admin_command(path, {"prefix": "perf dump", "logger": logger}, timeout)
+    sec = d.get(logger) if isinstance(d, dict) else None
     if not isinstance(sec, dict):
         return None
     out = {}
