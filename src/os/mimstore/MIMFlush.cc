@@ -204,6 +204,16 @@ void MIMStore::_wait_for_next_sync()
   bg_cond.wait(l, [&] { return sync_seq_done >= want || bg_stop; });
 }
 
+// One delay of _backoff's two kinds, in its count and latency counters.
+static void count_delay(PerfCounters* logger, int count, int lat,
+                        double secs)
+{
+  if (secs > 0) {
+    logger->inc(count);
+    logger->tinc(lat, ceph::make_timespan(secs));
+  }
+}
+
 void MIMStore::_backoff(uint64_t payload_bytes)
 {
   // REQUIRES: a submitting thread, no store locks held.
@@ -239,19 +249,9 @@ void MIMStore::_backoff(uint64_t payload_bytes)
                    int64_t(journal->used());
     pace = pacer.delay(payload_bytes, free,
                        logger->get(l_mimstore_journal_bytes), _mono_secs());
-    if (pace > 0) {
-      logger->inc(l_mimstore_pace_waits);
-      logger->tinc(l_mimstore_pace_lat,
-                   std::chrono::duration_cast<ceph::timespan>(
-                     std::chrono::duration<double>(pace)));
-    }
+    count_delay(logger, l_mimstore_pace_waits, l_mimstore_pace_lat, pace);
   }
-  if (quad > 0) {
-    logger->inc(l_mimstore_backoffs);
-    logger->tinc(l_mimstore_backoff_lat,
-                 std::chrono::duration_cast<ceph::timespan>(
-                   std::chrono::duration<double>(quad)));
-  }
+  count_delay(logger, l_mimstore_backoffs, l_mimstore_backoff_lat, quad);
   double delay = std::max(quad, pace);
   if (delay > 0) {
     std::this_thread::sleep_for(std::chrono::duration<double>(delay));
@@ -260,8 +260,8 @@ void MIMStore::_backoff(uint64_t payload_bytes)
 
 double MIMStore::_mono_secs()
 {
-  return std::chrono::duration<double>(
-    ceph::mono_clock::now().time_since_epoch()).count();
+  return ceph::to_seconds<double>(
+    ceph::mono_clock::now().time_since_epoch());
 }
 
 void MIMStore::_wait_for_cache_room(uint64_t bytes)
@@ -327,7 +327,8 @@ int MIMStore::_write_back_object(const string& cname, const string& fname,
         return r;
       }
       if (r > 0) {
-        r = _write_run(f, run.offset, {{buf.data(), run.length}}, frozen);
+        r = _write_run(f, run.offset, run.length, {{buf.data(), run.length}},
+                       frozen);
         if (r < 0) {
           return r;
         }
@@ -426,17 +427,13 @@ int MIMStore::_write_pieces(const ObjectFDRef& f, PieceIter begin,
       iov.push_back({const_cast<char*>(p->data.data), p->length});
     }
   }
-  return _write_run(f, off, iov, frozen);
+  return _write_run(f, off, len, iov, frozen);
 }
 
-int MIMStore::_write_run(const ObjectFDRef& f, uint64_t off,
+int MIMStore::_write_run(const ObjectFDRef& f, uint64_t off, uint64_t len,
                          const std::vector<struct iovec>& iov, bool frozen)
 {
-  // REQUIRES: the object's stripe lock.
-  uint64_t len = 0;
-  for (auto& v : iov) {
-    len += v.iov_len;
-  }
+  // REQUIRES: the object's stripe lock; len = the iov's total length.
   int r = files->write_iov(f, off, iov);
   if (r < 0) {
     derr << "write back " << f->path << " " << off << "~" << len
@@ -451,37 +448,45 @@ int MIMStore::_write_run(const ObjectFDRef& f, uint64_t off,
   if (frozen) {
     logger->inc(l_mimstore_flush_ios);
     logger->inc(l_mimstore_flush_bytes, len);
-    _start_writeback(f, off, len);
+    wb_written.push_back(InFlightRun{f, off, len});
   }
   return 0;
 }
 
-void MIMStore::_start_writeback(const ObjectFDRef& f, uint64_t off,
-                                uint64_t len)
+void MIMStore::_start_writebacks()
 {
-  // REQUIRES: flush thread. Like FileStore's flusher: hand each run to the
-  // disk as soon as it is written, and (_wait_writeback_window) keep a
-  // bounded amount in flight. Left to the sync, a whole generation
-  // (gigabytes) reaches the disk queue at once, and whatever is queued
-  // behind it waits seconds: among it RocksDB's log pages, on which the
-  // apply thread then blocks (measured: 1-3 s without a completed client
-  // write at syncs during a 4 KiB random-write run).
+  // REQUIRES: flush thread, no object lock held. Like FileStore's flusher:
+  // hand each run to the disk as soon as it is written, and
+  // (_wait_writeback_window) keep a bounded amount in flight. Left to the
+  // sync, a whole generation (gigabytes) reaches the disk queue at once,
+  // and whatever is queued behind it waits seconds: among it RocksDB's log
+  // pages, on which the apply thread then blocks (measured: 1-3 s without a
+  // completed client write at syncs during a 4 KiB random-write run).
+  // Not under the object's lock: sync_file_range(WRITE) blocks while the
+  // disk's queue is full (wbt_wait), and an apply to the same stripe, with
+  // on_commit behind it, waited for it (docs/store.md, "The seconds at
+  // zero").
+  std::vector<InFlightRun> runs;
+  runs.swap(wb_written);
   if (!conf.flush_writeback_window || wb_window_off) {
     return;
   }
-  int r = files->writeback(f, off, len, false);
-  if (r == -EINVAL || r == -ENOSYS || r == -ESPIPE || r == -EOPNOTSUPP) {
-    dout(1) << "sync_file_range not supported here (" << cpp_strerror(r)
-            << "): writeback left to syncs" << dendl;
-    wb_window_off = true;
-    _end_writeback_window();
-    return;
+  for (auto& run : runs) {
+    int r = files->writeback(run.f, run.off, run.len, false);
+    if (r == -EINVAL || r == -ENOSYS || r == -ESPIPE || r == -EOPNOTSUPP) {
+      dout(1) << "sync_file_range not supported here (" << cpp_strerror(r)
+              << "): writeback left to syncs" << dendl;
+      wb_window_off = true;
+      _end_writeback_window();
+      return;
+    }
+    // Other errors are not handled here: a writeback error stays recorded
+    // on the filesystem and the next sync reports it, which stops the store
+    // before the checkpoint moves.
+    logger->inc(l_mimstore_flush_runs_started);
+    wb_window_bytes += run.len;
+    wb_window.push_back(std::move(run));
   }
-  // Other errors are not handled here: a writeback error stays recorded on
-  // the filesystem and the next sync reports it, which stops the store
-  // before the checkpoint moves.
-  wb_window.push_back(InFlightRun{f, off, len});
-  wb_window_bytes += len;
 }
 
 void MIMStore::_wait_writeback_window()
@@ -574,7 +579,8 @@ void MIMStore::_flush_frozen()
     }
     // room in the cache for a writer waiting in _wait_for_cache_room
     room_cond.notify_all();
-    // no object lock held while waiting
+    // no object lock held while the disk's queue is waited on
+    _start_writebacks();
     _wait_writeback_window();
     _throttle_writeback();
   }

@@ -135,6 +135,9 @@ PerfCounters* build_perf_counters(CephContext* cct)
                     "memory (mimstore_flush_gap_read_disk off)");
   b.add_u64_counter(l_mimstore_flush_objects_placed, "flush_objects_placed",
                     "Objects of full flushes ordered by disk address");
+  b.add_u64_counter(l_mimstore_flush_runs_started, "flush_runs_started",
+                    "Flush runs handed to the disk (sync_file_range), "
+                    "counted when the call returns");
   b.add_u64(l_mimstore_htmll_blocks, "htmll_blocks",
             "HTMLL blocks in use (active generation)", "hblk",
             PerfCountersBuilder::PRIO_INTERESTING);

@@ -61,6 +61,7 @@ enum {
   l_mimstore_replayed,
   l_mimstore_reads_from_cache,        ///< reads the merge cache covered whole
   l_mimstore_flush_objects_placed,    ///< flushed in disk-address order
+  l_mimstore_flush_runs_started,      ///< runs handed to the disk (writeback window)
   l_mimstore_merged_in_journal,       ///< merged writes located in the journal
   l_mimstore_journal_data_verified,   ///< extents checked against the journal
   l_mimstore_journal_data_reads,      ///< cached bytes read back from the journal

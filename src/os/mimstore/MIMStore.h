@@ -285,9 +285,9 @@ class MIMStore : public ObjectStore {
   using PieceIter = std::vector<mim::WritePiece>::const_iterator;
   int _write_pieces(const mimstore::ObjectFDRef& f, PieceIter begin,
                     PieceIter end, std::string* buf, bool frozen);
-  int _write_run(const mimstore::ObjectFDRef& f, uint64_t off,
+  int _write_run(const mimstore::ObjectFDRef& f, uint64_t off, uint64_t len,
                  const std::vector<struct iovec>& iov, bool frozen);
-  void _start_writeback(const ObjectFDRef& f, uint64_t off, uint64_t len);
+  void _start_writebacks();
   void _wait_writeback_window();
   void _end_writeback_window();
   void _sync_thread();
@@ -514,6 +514,9 @@ class MIMStore : public ObjectStore {
   };
   std::deque<InFlightRun> wb_window;
   uint64_t wb_window_bytes = 0;   ///< flush thread only
+  /// Runs the flush wrote under an object's lock, to be handed to the disk
+  /// once the lock is released (_start_writebacks). Flush thread only.
+  std::vector<InFlightRun> wb_written;
   bool wb_window_off = false;     ///< flush thread only: not supported here
   /// First sn of the active generation (applied after the last freeze):
   /// the journal from there on is what freezing it would free. Apply

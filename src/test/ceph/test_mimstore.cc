@@ -25,6 +25,9 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <thread>
+#include <initializer_list>
+#include <optional>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -111,6 +114,35 @@ void expect_after_remount(ObjectStore* s,
   }
   ch.reset();
   ASSERT_EQ(0, s->umount());
+}
+
+/// Counter values at one point of a test: the counters live across mounts,
+/// so a test that counts one flush subtracts what came before it.
+class CounterMark {
+ public:
+  CounterMark(ObjectStore* s, std::initializer_list<int> idx) : s_(s)
+  {
+    for (int i : idx) {
+      at_[i] = perf_counter(s, i);
+    }
+  }
+  int64_t since(int idx) const { return perf_counter(s_, idx) - at_.at(idx); }
+
+ private:
+  ObjectStore* s_;
+  std::map<int, int64_t> at_;
+};
+
+/// Flush everything (umount), mark `counters`, mount again and reopen CID.
+void remount_marking(ObjectStore* s, ObjectStore::CollectionHandle* ch,
+                     std::initializer_list<int> counters,
+                     std::optional<CounterMark>* mark)
+{
+  ch->reset();
+  ASSERT_EQ(0, s->umount());
+  mark->emplace(s, counters);
+  ASSERT_EQ(0, s->mount());
+  *ch = s->open_collection(CID);
 }
 
 }  // namespace
@@ -800,13 +832,10 @@ TEST(MIMStoreMergeEffect, FlushOrdersObjectsByDiskAddress)
       }
       ASSERT_EQ(0, q.wait_all());
     }
-    ch.reset();
-    ASSERT_EQ(0, s->umount());
-    // The counters live across mounts: count the second flush only.
-    const int64_t objects0 = perf_counter(s.get(), l_mimstore_flush_objects);
-    const int64_t placed0 = perf_counter(s.get(), l_mimstore_flush_objects_placed);
-    ASSERT_EQ(0, s->mount());
-    ch = s->open_collection(CID);
+    std::optional<CounterMark> m;  // count the second flush only
+    ASSERT_NO_FATAL_FAILURE(remount_marking(
+      s.get(), &ch, {l_mimstore_flush_objects, l_mimstore_flush_objects_placed},
+      &m));
     {
       InFlight q;
       for (int i = 0; i < 16; ++i) {
@@ -821,11 +850,10 @@ TEST(MIMStoreMergeEffect, FlushOrdersObjectsByDiskAddress)
     }
     ch.reset();
     ASSERT_EQ(0, s->umount());  // flushes everything
-    EXPECT_EQ(16, perf_counter(s.get(), l_mimstore_flush_objects) - objects0);
+    EXPECT_EQ(16, m->since(l_mimstore_flush_objects));
     // The test directory's filesystem must answer FIEMAP (ext4 and XFS do;
     // tmpfs does not, and then nothing can be placed).
-    EXPECT_EQ(physical ? 16 : 0,
-              perf_counter(s.get(), l_mimstore_flush_objects_placed) - placed0);
+    EXPECT_EQ(physical ? 16 : 0, m->since(l_mimstore_flush_objects_placed));
     ASSERT_NO_FATAL_FAILURE(expect_after_remount(s.get(), want));
   }
 }
@@ -1060,25 +1088,65 @@ TEST(MIMStoreMergeEffect, GapsNotInMemoryAreNotJoined)
       ASSERT_EQ(0, q.wait_all());
     };
     ASSERT_NO_FATAL_FAILURE(write_all(true));
-    ch.reset();
-    ASSERT_EQ(0, s->umount());
-    const int64_t ios0 = perf_counter(s.get(), l_mimstore_flush_ios);
-    const int64_t filled0 = perf_counter(s.get(), l_mimstore_flush_gaps_filled);
-    const int64_t uncached0 =
-      perf_counter(s.get(), l_mimstore_flush_gaps_uncached);
-    ASSERT_EQ(0, s->mount());
-    ch = s->open_collection(CID);
+    std::optional<CounterMark> m;
+    ASSERT_NO_FATAL_FAILURE(remount_marking(
+      s.get(), &ch,
+      {l_mimstore_flush_ios, l_mimstore_flush_gaps_filled,
+       l_mimstore_flush_gaps_uncached},
+      &m));
     ASSERT_NO_FATAL_FAILURE(write_all(false));
     ch.reset();
     ASSERT_EQ(0, s->umount());  // flushes everything
-    EXPECT_EQ(slow ? 0 : 4,
-              perf_counter(s.get(), l_mimstore_flush_gaps_filled) - filled0);
-    EXPECT_EQ(slow ? 4 : 0,
-              perf_counter(s.get(), l_mimstore_flush_gaps_uncached) -
-                uncached0);
-    EXPECT_EQ(slow ? 32 : 4, perf_counter(s.get(), l_mimstore_flush_ios) - ios0);
+    EXPECT_EQ(slow ? 0 : 4, m->since(l_mimstore_flush_gaps_filled));
+    EXPECT_EQ(slow ? 4 : 0, m->since(l_mimstore_flush_gaps_uncached));
+    EXPECT_EQ(slow ? 32 : 4, m->since(l_mimstore_flush_ios));
     ASSERT_NO_FATAL_FAILURE(expect_after_remount(s.get(), want));
   }
+}
+
+TEST(MIMStoreMergeEffect, WritebackStartIsNotUnderTheObjectLock)
+{
+  // The flush hands each run to the disk (sync_file_range) only after it
+  // released the object's lock: a full disk queue holds that call for
+  // seconds, and under the lock a write to the object (or to any object of
+  // its lock stripe) waited for it, and with it on_commit of every client.
+  // The fault seam holds the first writeback start of an object file for
+  // 10 s; a second write to the same object must commit while it is held
+  // (flush_runs_started counts a start once the call has returned).
+  Conf c = base_conf(true);
+  c.set("mimstore_max_flush_interval", "1");  // the time threshold freezes
+  c.set("mimstore_debug_fault", "delay=writeback:rbd%5Fdata:10000@1");
+  StoreDir d;
+  auto s = make_store(d);
+  ObjectStore::CollectionHandle ch;
+  ASSERT_NO_FATAL_FAILURE(start_with_collection(s.get(), CID, &ch));
+  const ghobject_t o = obj("rbd_data.0");
+  std::map<ghobject_t, std::string> want;
+  auto write = [&](uint64_t off, char fill) {
+    InFlight q;
+    bufferlist bl = pattern(4096, fill);
+    std::string& w = want[o];
+    w.resize(std::max<size_t>(w.size(), off + 4096), '\0');
+    w.replace(off, 4096, bl.to_str());
+    Transaction t;
+    t.write(CID, o, off, 4096, bl);
+    ASSERT_EQ(0, q.queue(s.get(), ch, std::move(t)));
+    ASSERT_EQ(0, q.wait_all());
+  };
+  ASSERT_NO_FATAL_FAILURE(write(0, 'a'));
+  // Until the flush has written the run (and is in, or about to be in, the
+  // held writeback start); bounded so that a store that never flushes fails.
+  for (int i = 0; perf_counter(s.get(), l_mimstore_flush_ios) == 0; ++i) {
+    ASSERT_LT(i, 6000) << "no flush within 60 s";
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_NO_FATAL_FAILURE(write(8192, 'b'));
+  EXPECT_EQ(0, perf_counter(s.get(), l_mimstore_flush_runs_started))
+    << "the write waited for the flush's writeback start";
+  ch.reset();
+  ASSERT_EQ(0, s->umount());
+  EXPECT_GE(perf_counter(s.get(), l_mimstore_flush_runs_started), 1);
+  ASSERT_NO_FATAL_FAILURE(expect_after_remount(s.get(), want));
 }
 
 // ---------------------------------------------------------------------------

@@ -154,7 +154,14 @@ TEST(IoFaultSpec, Parses)
   EXPECT_EQ("", s.delays[1].path);
   EXPECT_EQ(5u, s.delays[1].ms);
   EXPECT_FALSE(s.delays[1].and_after);
+  EXPECT_FALSE(s.delays[0].writeback);
   EXPECT_TRUE(s.fails.empty());
+
+  ASSERT_EQ(0, parse_fault_spec("delay=writeback:data:30@1+", &s, &err)) << err;
+  ASSERT_EQ(1u, s.delays.size());
+  EXPECT_TRUE(s.delays[0].writeback);
+  EXPECT_EQ("data", s.delays[0].path);
+  EXPECT_EQ(30u, s.delays[0].ms);
 }
 
 TEST(IoFaultSpec, RejectsWithMessage)
@@ -198,6 +205,31 @@ TEST_F(IoFaultEnvTest, DelayHoldsTheNthMatchingReadOnly)
   EXPECT_GE(held, std::chrono::milliseconds(200));
   EXPECT_EQ(1, env->pread(slow, &c, 1, 0));  // 3rd: no "+", not held
   EXPECT_EQ(1u, env->delayed_reads());
+  env->close(slow);
+  env->close(fast);
+}
+
+TEST_F(IoFaultEnvTest, DelayHoldsWritebackStartsNotReadsOrWaits)
+{
+  // A writeback rule holds sync_file_range starts (a full disk queue) of
+  // its path only: not reads, not a writeback that waits, not other paths.
+  std::string err;
+  ASSERT_EQ(0, env->set_spec("delay=writeback:slow:200@1+", &err)) << err;
+  int slow = open_rw("slow");
+  int fast = open_rw("fast");
+  ASSERT_EQ(1, write_str(slow, "s", 0));
+  ASSERT_EQ(1, write_str(fast, "f", 0));
+  char c = 0;
+  EXPECT_EQ(1, env->pread(slow, &c, 1, 0));
+  EXPECT_EQ(0, env->writeback(fast, 0, 1, false));
+  EXPECT_EQ(0, env->writeback(slow, 0, 1, true));
+  EXPECT_EQ(0u, env->delayed_writebacks());
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(0, env->writeback(slow, 0, 1, false));
+  EXPECT_GE(std::chrono::steady_clock::now() - t0,
+            std::chrono::milliseconds(200));
+  EXPECT_EQ(1u, env->delayed_writebacks());
+  EXPECT_EQ(0u, env->delayed_reads());
   env->close(slow);
   env->close(fast);
 }

@@ -139,6 +139,12 @@ uint64_t FaultIoEnv::delayed_reads() const
   return delayed_reads_;
 }
 
+uint64_t FaultIoEnv::delayed_writebacks() const
+{
+  std::lock_guard l(lock_);
+  return delayed_writebacks_;
+}
+
 size_t FaultIoEnv::unsynced_writes() const
 {
   std::lock_guard l(lock_);
@@ -206,12 +212,13 @@ FaultIoEnv::Gate FaultIoEnv::gate_locked(uint32_t op, const std::string& path,
   return Gate::GO;
 }
 
-uint32_t FaultIoEnv::read_delay_locked(const std::string& path)
+uint32_t FaultIoEnv::delay_locked(bool writeback, const std::string& path)
 {
   uint32_t ms = 0;
   for (size_t i = 0; i < spec_.delays.size(); ++i) {
     const delay_rule_t& r = spec_.delays[i];
-    if (!r.path.empty() && path.find(r.path) == std::string::npos) {
+    if (r.writeback != writeback ||
+        (!r.path.empty() && path.find(r.path) == std::string::npos)) {
       continue;
     }
     uint64_t seen = ++delay_seen_[i];
@@ -219,7 +226,7 @@ uint32_t FaultIoEnv::read_delay_locked(const std::string& path)
       ms = std::max(ms, r.ms);
     }
   }
-  delayed_reads_ += ms > 0;
+  (writeback ? delayed_writebacks_ : delayed_reads_) += ms > 0;
   return ms;
 }
 

@@ -74,7 +74,7 @@
  *           | "delay=" delay         may repeat
  *   mode   := "random" | "drop" | "keep" | "tear"
  *   rule   := ops ":" [path] ":" err "@" N ["+"]
- *   delay  := "read" ":" [path] ":" MS "@" N ["+"]
+ *   delay  := ("read" | "writeback") ":" [path] ":" MS "@" N ["+"]
  *   ops    := op ("|" op)*
  *   op     := "read" | "write" | "aio" | "sync" | "fsync" | "trunc" | "open"
  *           | "meta" | "xattr" | "clone" | "any"
@@ -85,7 +85,9 @@
  * A delay holds the Nth matching pread (and every later one with "+") for
  * MS milliseconds before it is served, outside the env's lock, so only the
  * reading thread waits: a disk that is slow for one object, or an OSD
- * thread held in the store (qa/crash/laggy-pg.sh).
+ * thread held in the store (qa/crash/laggy-pg.sh). "writeback" holds a
+ * writeback start (sync_file_range without waiting) the same way: a disk
+ * whose queue is full.
  * `path` is a substring of the path the fd was opened with (or of a
  * metadata op's path); empty matches all; it cannot contain ',' or ':'.
  * "write" is pwritev only, "aio" is aio_submit_write (the failure is
@@ -155,8 +157,9 @@ struct fail_rule_t {
   bool and_after = false;       ///< ... and every later matching op
 };
 
-/// A pread held before it is served (spec item "delay=").
+/// A pread or writeback start held before it is served (spec item "delay=").
 struct delay_rule_t {
+  bool writeback = false;       ///< writeback starts, not preads
   std::string path;             ///< substring; empty matches every path
   uint32_t ms = 0;              ///< how long
   uint64_t nth = 1;             ///< the Nth matching read waits (1-based)
@@ -226,6 +229,8 @@ class FaultIoEnv : public IoEnv {
   uint64_t io_count() const;
   /// Reads a delay rule held so far.
   uint64_t delayed_reads() const;
+  /// Writeback starts a delay rule held so far.
+  uint64_t delayed_writebacks() const;
   /// Writes not yet durable.
   size_t unsynced_writes() const;
   /// Metadata ops not yet durable (meta=xfs).
@@ -344,11 +349,16 @@ class FaultIoEnv : public IoEnv {
   };
   enum class Gate { GO, FAIL, CRASH };
 
+  /// The gate of pread and pread_cached: -errno of a fault rule, else 0
+  /// and in *delay_ms how long a delay rule holds this read (counted).
+  int read_gate(int fd, uint32_t* delay_ms);
+
   // REQUIRES: lock_ is held (all *_locked below).
   Gate gate_locked(uint32_t op, const std::string& path, bool counted,
                    int* err);
-  /// How long a pread of `path` is to wait (delay rules), counting it.
-  uint32_t read_delay_locked(const std::string& path);
+  /// How long a pread (or a writeback start) of `path` is to wait (delay
+  /// rules), counting it.
+  uint32_t delay_locked(bool writeback, const std::string& path);
   std::string path_of_locked(int fd) const;
   void crash_locked();
   int capture_locked(const fd_t& f, uint64_t off, uint64_t len,
@@ -394,6 +404,7 @@ class FaultIoEnv : public IoEnv {
   std::mt19937_64 rng_;
   uint64_t io_count_ = 0;
   uint64_t delayed_reads_ = 0;
+  uint64_t delayed_writebacks_ = 0;
   bool crashed_ = false;
   uint64_t next_seq_ = 1;
   std::map<int, fd_t> fds_;

@@ -104,17 +104,24 @@ int FaultIoEnv::close(int fd)
   return crashed_ ? 0 : r;
 }
 
+int FaultIoEnv::read_gate(int fd, uint32_t* delay_ms)
+{
+  std::lock_guard l(lock_);
+  int err;
+  std::string path = path_of_locked(fd);
+  if (gate_locked(FAULT_OP_READ, path, false, &err) != Gate::GO) {
+    return -err;
+  }
+  *delay_ms = delay_locked(false, path);
+  return 0;
+}
+
 ssize_t FaultIoEnv::pread(int fd, void* buf, size_t len, uint64_t off)
 {
   uint32_t delay_ms;
-  {
-    std::lock_guard l(lock_);
-    int err;
-    std::string path = path_of_locked(fd);
-    if (gate_locked(FAULT_OP_READ, path, false, &err) != Gate::GO) {
-      return -err;
-    }
-    delay_ms = read_delay_locked(path);
+  int r = read_gate(fd, &delay_ms);
+  if (r < 0) {
+    return r;
   }
   if (delay_ms) {
     // (outside the lock: only this thread waits)
@@ -126,16 +133,13 @@ ssize_t FaultIoEnv::pread(int fd, void* buf, size_t len, uint64_t off)
 ssize_t FaultIoEnv::pread_cached(int fd, void* buf, size_t len,
                                  uint64_t off)
 {
-  {
-    std::lock_guard l(lock_);
-    int err;
-    std::string path = path_of_locked(fd);
-    if (gate_locked(FAULT_OP_READ, path, false, &err) != Gate::GO) {
-      return -err;
-    }
-    if (read_delay_locked(path)) {
-      return -EAGAIN;  // a slow device's bytes are not in memory
-    }
+  uint32_t delay_ms;
+  int r = read_gate(fd, &delay_ms);
+  if (r < 0) {
+    return r;
+  }
+  if (delay_ms) {
+    return -EAGAIN;  // a slow device's bytes are not in memory
   }
   return base_->pread_cached(fd, buf, len, off);
 }
@@ -250,11 +254,19 @@ int FaultIoEnv::syncfs(int fd)
 
 int FaultIoEnv::writeback(int fd, uint64_t off, uint64_t len, bool wait)
 {
+  uint32_t delay_ms = 0;
   {
     std::lock_guard l(lock_);
     if (crashed_) {
       return -EIO;
     }
+    if (!wait) {
+      delay_ms = delay_locked(true, path_of_locked(fd));
+    }
+  }
+  if (delay_ms) {
+    // (outside the lock: only this thread waits, as behind a full queue)
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
   }
   // Outside the lock: with `wait` this blocks on the device.
   return base_->writeback(fd, off, len, wait);

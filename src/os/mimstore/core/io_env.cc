@@ -113,6 +113,9 @@ class PosixIoEnv : public IoEnv {
 
   void explain_direct_einval(int fd, const char* op, uint64_t off,
                              const struct iovec* iov, int iovcnt);
+  /// pread and pread_cached: the whole range, or to the end of the file;
+  /// with RWF_NOWAIT, -EAGAIN at the first page not in memory.
+  ssize_t read_loop(int fd, void* buf, size_t len, uint64_t off, int flags);
   // REQUIRES: aio_lock_ is held.
   int submit_locked(AioReq* req);
   // REQUIRES: aio_lock_ is held.
@@ -217,43 +220,37 @@ int PosixIoEnv::close(int fd)
 
 ssize_t PosixIoEnv::pread(int fd, void* buf, size_t len, uint64_t off)
 {
-  size_t done = 0;
-  while (done < len) {
-    ssize_t r = ::pread(fd, static_cast<char*>(buf) + done, len - done,
-                        off + done);
-    if (r < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      int err = -errno;
-      if (err == -EINVAL) {
-        struct iovec iov = {static_cast<char*>(buf) + done, len - done};
-        explain_direct_einval(fd, "pread", off + done, &iov, 1);
-      }
-      return err;
-    }
-    if (r == 0) {
-      break;  // end of file
-    }
-    done += r;
-  }
-  return done;
+  return read_loop(fd, buf, len, off, 0);
 }
 
 ssize_t PosixIoEnv::pread_cached(int fd, void* buf, size_t len,
                                  uint64_t off)
 {
+  return read_loop(fd, buf, len, off, RWF_NOWAIT);
+}
+
+ssize_t PosixIoEnv::read_loop(int fd, void* buf, size_t len, uint64_t off,
+                              int flags)
+{
   size_t done = 0;
   while (done < len) {
     struct iovec iov = {static_cast<char*>(buf) + done, len - done};
-    // A short read means either end of file or that the next page is not
-    // cached; the next call tells which (0, or -EAGAIN).
-    ssize_t r = ::preadv2(fd, &iov, 1, off + done, RWF_NOWAIT);
+    // With RWF_NOWAIT a short read means either end of file or that the
+    // next page is not cached; the next call tells which (0, or -EAGAIN).
+    ssize_t r = ::preadv2(fd, &iov, 1, off + done, flags);
     if (r < 0) {
       if (errno == EINTR) {
         continue;
       }
-      return errno == EOPNOTSUPP || errno == EINVAL ? -EOPNOTSUPP : -errno;
+      int err = -errno;
+      if (flags & RWF_NOWAIT) {
+        // A file system without RWF_NOWAIT reads refuses the flag.
+        return err == -EOPNOTSUPP || err == -EINVAL ? -EOPNOTSUPP : err;
+      }
+      if (err == -EINVAL) {
+        explain_direct_einval(fd, "pread", off + done, &iov, 1);
+      }
+      return err;
     }
     if (r == 0) {
       break;  // end of file

@@ -50,7 +50,8 @@ class IoEnv {
   /// read (fewer only at end of file), -EAGAIN if any of them would have
   /// to come from the device (preadv2 RWF_NOWAIT), -EOPNOTSUPP where that
   /// cannot be told. The caller decides whether a device read is worth it.
-  virtual ssize_t pread_cached(int fd, void* buf, size_t len, uint64_t off) {
+  virtual ssize_t pread_cached(int /*fd*/, void* /*buf*/, size_t /*len*/,
+                               uint64_t /*off*/) {
     return -EOPNOTSUPP;
   }
   /// Returns the total iov length or -errno. After an error an unknown
