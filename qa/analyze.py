@@ -433,26 +433,20 @@ def stall_causes(recs, start, iops_series):
     if len(pts) < 2:
         return None
 
-    def total(perf, key, i=None):
-        v = [d.get(key) for d in perf.values()]
-        v = [(x[i] if i is not None and isinstance(x, list) else x) for x in v if x is not None]
-        return sum(v) if v else None
-
-    cache = {}
-
-    def at(t, key, i=None):
-        if (key, i) not in cache:
-            cache[key, i] = [{"t": a, "v": total(b, key, i)} for a, b in pts]
-        return interp(cache[key, i], t, lambda r: r["v"])
-
     seconds = len(iops_series)
+
+    def at_boundaries(key):
+        """The counter (all OSDs summed) at start + 0, 1, ..., seconds."""
+        recs_k = [{"t": t, "v": sum(d[key] for d in perf.values() if key in d)
+                   if any(key in d for d in perf.values()) else None} for t, perf in pts]
+        return [interp(recs_k, start + k, lambda r: r["v"]) for k in range(seconds + 1)]
+
     zero = [k for k, v in enumerate(iops_series) if v == 0]
     out = {"zero_seconds": len(zero), "seconds": seconds, "events": {}, "spans": {}}
     for ev in STALL_EVENTS:
-        moved = []
-        for k in range(seconds):
-            a, b = at(start + k, ev), at(start + k + 1, ev)
-            moved.append(a is not None and b is not None and b - a > 0)
+        v = at_boundaries(ev)
+        moved = [v[k] is not None and v[k + 1] is not None and v[k + 1] - v[k] > 0
+                 for k in range(seconds)]
         if any(moved):
             out["events"][ev] = {"zero": sum(1 for k in zero if moved[k]), "all": sum(moved)}
     for name, key in STALL_SPANS.items():
@@ -469,7 +463,8 @@ def stall_causes(recs, start, iops_series):
                     if start + k + 1 > lo and start + k < hi:
                         covered[k] = True
         out["spans"][name] = {"zero": sum(1 for k in zero if covered[k]), "all": sum(covered)}
-    used = [at(start + k + 1, "journal_used_bytes") for k in zero]
+    at_end = at_boundaries("journal_used_bytes")
+    used = [at_end[k + 1] for k in zero]
     used = sorted(u for u in used if u is not None)
     out["journal_used_mb_at_zero"] = ({"min": used[0] / 1e6, "median": used[len(used) // 2] / 1e6,
                                        "max": used[-1] / 1e6} if used else None)

@@ -22,7 +22,7 @@ import os
 import subprocess
 import time
 
-from sampler import admin_command
+from sampler import admin_command, perf_section
 
 
 def main():
@@ -41,8 +41,8 @@ def main():
             os.kill(a.pid, 0)
         except OSError:
             break
-        perf = admin_command(a.asok, {"prefix": "perf dump", "logger": "osd"}, 2.0)
-        v = perf.get("osd", {}).get("op_w") if perf else None
+        perf = perf_section(a.asok, "osd", 2.0)
+        v = perf.get("op_w") if perf else None
         now = time.time()
         if v is not None and v != last_v:
             last_v, last_change = v, now

@@ -179,10 +179,15 @@ _db_up() {
   local i=$1 dev mnt=$TB_DIR/mnt/db$1
   dev=$(_nvme_up "db$i" "$TB_DB_SIZE")
   mkfs.xfs -f -q "$dev" >/dev/null || die "mkfs.xfs $dev failed"
-  mkdir -p "$mnt"
-  mount -t xfs -o noatime "$dev" "$mnt" || die "mount $dev $mnt failed"
-  _tb_rec mount "$mnt"
+  _mount_xfs "$dev" "$mnt"
   TB_DB_DEVS+=("$dev") TB_DB_MNTS+=("$mnt")
+}
+
+# _mount_xfs DEV MNT: mount DEV's XFS on MNT (created), recorded for tb_down.
+_mount_xfs() {
+  mkdir -p "$2"
+  mount -t xfs -o noatime "$1" "$2" || die "mount $1 $2 failed"
+  _tb_rec mount "$2"
 }
 
 # _hdd_up I: HDD i, a loop device on the emulator's file or on a throttled
@@ -199,9 +204,7 @@ _hdd_up() {
   if [[ $TB_HDD_FS == xfs ]]; then
     _hdd_mkfs "$dev" "hdd$i"
     mnt=$TB_DIR/mnt/hdd$i
-    mkdir -p "$mnt"
-    mount -t xfs -o noatime "$dev" "$mnt" || die "mount $dev $mnt failed"
-    _tb_rec mount "$mnt"
+    _mount_xfs "$dev" "$mnt"
   fi
   if [[ $TB_HDD_KIND == throttle ]]; then
     _throttle "$dev" "$TB_HDD_WIOPS" "$TB_HDD_RIOPS" "$TB_HDD_WBPS" "$TB_HDD_RBPS"
@@ -241,6 +244,12 @@ tb_hdd_label() {
   fi
 }
 
+# _nvme_json OSD DEV ROLE: one fast device's entry of devices.json.
+_nvme_json() {
+  printf '{"osd": %d, "dev": "%s", "name": "%s", "majmin": "%s", "bytes": %s, "role": "%s"}' \
+    "$1" "$2" "$(basename "$2")" "$(_majmin "$2")" "$(blockdev --getsize64 "$2")" "$3"
+}
+
 # Device description for the analysis tools.
 tb_write_env() {
   local f=$TB_DIR/devices.json i d first=1 backend
@@ -258,22 +267,12 @@ tb_write_env() {
     echo '], "nvme": ['
     first=1
     for i in "${!TB_NVME_DEVS[@]}"; do
-      d=${TB_NVME_DEVS[$i]}
       ((first)) || echo ','
       first=0
-      printf '{"osd": %d, "dev": "%s", "name": "%s", "majmin": "%s", "bytes": %s, "role": "journal/db"}' \
-        "$i" "$d" "$(basename "$d")" "$(_majmin "$d")" "$(blockdev --getsize64 "$d")"
+      _nvme_json "$i" "${TB_NVME_DEVS[$i]}" journal/db
     done
-    for i in "${!TB_WAL_DEVS[@]}"; do
-      d=${TB_WAL_DEVS[$i]}
-      printf ',{"osd": %d, "dev": "%s", "name": "%s", "majmin": "%s", "bytes": %s, "role": "wal"}' \
-        "$i" "$d" "$(basename "$d")" "$(_majmin "$d")" "$(blockdev --getsize64 "$d")"
-    done
-    for i in "${!TB_DB_DEVS[@]}"; do
-      d=${TB_DB_DEVS[$i]}
-      printf ',{"osd": %d, "dev": "%s", "name": "%s", "majmin": "%s", "bytes": %s, "role": "db"}' \
-        "$i" "$d" "$(basename "$d")" "$(_majmin "$d")" "$(blockdev --getsize64 "$d")"
-    done
+    for i in "${!TB_WAL_DEVS[@]}"; do printf ','; _nvme_json "$i" "${TB_WAL_DEVS[$i]}" wal; done
+    for i in "${!TB_DB_DEVS[@]}"; do printf ','; _nvme_json "$i" "${TB_DB_DEVS[$i]}" db; done
     printf '], "hdd_backend": %s' "$backend"
     if [[ $TB_HDD_KIND == throttle ]]; then
       printf ', "throttle": {"write_iops": %s, "read_iops": %s, "write_bps": %s, "read_bps": %s}}\n' \
@@ -400,7 +399,7 @@ tb_emu_stats() {
 
 # _emu_start NOSD: one daemon serving hdd0..hdd<NOSD-1>; waits for its mount.
 _emu_start() {
-  local n=$1 i args=() pid
+  local n=$1 i args=() pid extra size
   mkdir -p "$TB_EMU_MNT"
   for ((i = 0; i < n; i++)); do
     # a backing file of an earlier run would hand its data to the new disk
@@ -412,14 +411,12 @@ _emu_start() {
       rm -f "$TB_SHM/nvme$i.img" "$TB_SHM/wal$i.img" "$TB_SHM/db$i.img"
       args+=(--disk "nvme$i:size=$TB_NVME_SIZE:model=nvme:backing=$TB_SHM/nvme$i.img")
       TB_EMU_DISKS+=("nvme$i")
-      if [[ $TB_WAL_SIZE != 0 ]]; then
-        args+=(--disk "wal$i:size=$TB_WAL_SIZE:model=nvme:backing=$TB_SHM/wal$i.img")
-        TB_EMU_DISKS+=("wal$i")
-      fi
-      if [[ $TB_DB_SIZE != 0 ]]; then
-        args+=(--disk "db$i:size=$TB_DB_SIZE:model=nvme:backing=$TB_SHM/db$i.img")
-        TB_EMU_DISKS+=("db$i")
-      fi
+      for extra in "wal:$TB_WAL_SIZE" "db:$TB_DB_SIZE"; do   # block.wal, mimstore's DB
+        size=${extra#*:} extra=${extra%%:*}
+        if [[ $size == 0 ]]; then continue; fi
+        args+=(--disk "$extra$i:size=$size:model=nvme:backing=$TB_SHM/$extra$i.img")
+        TB_EMU_DISKS+=("$extra$i")
+      done
     fi
   done
   # Own session, and not our child (the subshell exits): neither a Ctrl-C to

@@ -102,6 +102,15 @@ std::string read_all(ObjectStore* s, ObjectStore::CollectionHandle& ch,
   return bl.to_str();
 }
 
+/// What `o` holds after `bl` is written at `off`, in the model `want`.
+void model_write(std::map<ghobject_t, std::string>* want, const ghobject_t& o,
+                 uint64_t off, const bufferlist& bl)
+{
+  std::string& w = (*want)[o];
+  w.resize(std::max<size_t>(w.size(), off + bl.length()), '\0');
+  w.replace(off, bl.length(), bl.to_str());
+}
+
 /// Mount `s` (unmounted), check every object of CID holds what `want`
 /// says, umount.
 void expect_after_remount(ObjectStore* s,
@@ -909,11 +918,7 @@ TEST_P(MIMStoreJournalData, MergedWritesAreFoundInTheJournal)
       default:  // a slice of a larger buffer (the store copies it)
         bl.append(bufferptr(big, rng() % (big.length() - len), len));
       }
-      std::string& w = want[o];
-      if (w.size() < off + len) {
-        w.resize(off + len, '\0');
-      }
-      w.replace(off, len, bl.to_str());
+      model_write(&want, o, off, bl);
       t.write(CID, o, off, len, bl);
       if (rng() % 4 == 0) {
         bufferlist a = pattern(1 + rng() % 200, 'a');
@@ -1032,11 +1037,7 @@ TEST(MIMStoreMergeEffect, PacedWritebackKeepsData)
     ghobject_t o = obj("rbd_data." + std::to_string(rng() % 8));
     uint64_t off = (rng() % 1024) * 4096;
     bufferlist bl = pattern(4096, char(i));
-    std::string& w = want[o];
-    if (w.size() < off + 4096) {
-      w.resize(off + 4096, '\0');
-    }
-    w.replace(off, 4096, bl.to_str());
+    model_write(&want, o, off, bl);
     Transaction t;
     t.write(CID, o, off, 4096, bl);
     ASSERT_EQ(0, q.queue(s.get(), ch, std::move(t)));
@@ -1077,9 +1078,7 @@ TEST(MIMStoreMergeEffect, GapsNotInMemoryAreNotJoined)
         for (int k = 0; k < (whole ? 1 : 8); ++k) {
           uint64_t off = whole ? 0 : k * (64 << 10);
           bufferlist bl = pattern(whole ? 1 << 20 : 4096, char(16 * i + k));
-          std::string& w = want[o];
-          w.resize(std::max<size_t>(w.size(), off + bl.length()), '\0');
-          w.replace(off, bl.length(), bl.to_str());
+          model_write(&want, o, off, bl);
           Transaction t;
           t.write(CID, o, off, bl.length(), bl);
           ASSERT_EQ(0, q.queue(s.get(), ch, std::move(t)));
@@ -1125,9 +1124,7 @@ TEST(MIMStoreMergeEffect, WritebackStartIsNotUnderTheObjectLock)
   auto write = [&](uint64_t off, char fill) {
     InFlight q;
     bufferlist bl = pattern(4096, fill);
-    std::string& w = want[o];
-    w.resize(std::max<size_t>(w.size(), off + 4096), '\0');
-    w.replace(off, 4096, bl.to_str());
+    model_write(&want, o, off, bl);
     Transaction t;
     t.write(CID, o, off, 4096, bl);
     ASSERT_EQ(0, q.queue(s.get(), ch, std::move(t)));
