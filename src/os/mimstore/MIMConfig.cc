@@ -94,6 +94,8 @@ void read_options(const ConfigProxy& conf, MIMConfig* c, WideOptions* w)
   c->backoff_max_delay =
     conf.get_val<double>("mimstore_backoff_max_delay");
   c->backoff_pace = conf.get_val<bool>("mimstore_backoff_pace");
+  c->generation_journal_share =
+    conf.get_val<double>("mimstore_generation_journal_share");
   c->journal_ignore_corruption =
     conf.get_val<bool>("mimstore_journal_ignore_corruption");
 
@@ -167,6 +169,11 @@ int validate(const MIMConfig& c, const WideOptions& w, std::ostream& err)
     ck.fail("mimstore_backoff_high",
             std::to_string(c.backoff_high),
             "must be above mimstore_backoff_low and at most 1");
+  }
+  if (!(c.generation_journal_share > 0 && c.generation_journal_share <= 1)) {
+    ck.fail("mimstore_generation_journal_share",
+            std::to_string(c.generation_journal_share),
+            "must be above 0 and at most 1");
   }
   if (!(c.backoff_max_delay >= 0 &&
         c.backoff_max_delay <= 10)) {

@@ -47,6 +47,7 @@ struct MIMConfig {
   double backoff_high = 0;
   double backoff_max_delay = 0;   ///< seconds; 0 = off
   bool backoff_pace = false;      ///< JournalPacer while a generation is written back
+  double generation_journal_share = 0; ///< of the journal below backoff_high, one generation's
   bool journal_ignore_corruption = false;
 
   // apply, sync, backend

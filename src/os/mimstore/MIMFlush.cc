@@ -120,6 +120,14 @@ void MIMStore::_maybe_freeze(mim::FlushTrigger forced)
     // could merge.
     uint64_t occupied = (st.bytes + conf.block_size - 1) / conf.block_size;
     trigger = policy->check(occupied, st.bytes + st.frozen_bytes, since);
+    if (trigger == mim::FlushTrigger::NONE && conf.merge_data_in_journal &&
+        journal->used_since(active_gen_first_sn) >= generation_journal_bytes) {
+      // The space threshold in journal bytes, padding and transaction
+      // included (about twice the payload of a 4 KiB write): the journal
+      // is what a generation fills here, and the next one gets the same
+      // share while this one is written back.
+      trigger = mim::FlushTrigger::SPACE;
+    }
     if (trigger == mim::FlushTrigger::NONE || st.blocks_used == 0) {
       return;
     }
@@ -227,7 +235,9 @@ void MIMStore::_backoff(uint64_t payload_bytes)
   //   dead for the whole step.
   // - While a generation is written back, the pacer (core/journal_pacer.h)
   //   admits transactions at the rate that makes the journal space left
-  //   below mimstore_backoff_high last until the write back frees it. The
+  //   below mimstore_backoff_high last until the write back frees it, the
+  //   next generation taking at most mimstore_generation_journal_share of it
+  //   (mim::pacer_room). The
   //   quadratic delay alone cannot: 20 ms per transaction still lets 8
   //   clients fill a journal that a sweep frees only after minutes.
   double quad = 0;
@@ -245,8 +255,11 @@ void MIMStore::_backoff(uint64_t payload_bytes)
   }
   double pace = 0;
   if (conf.merge && conf.backoff_pace) {
-    int64_t free = int64_t(conf.backoff_high * double(journal->size())) -
-                   int64_t(journal->used());
+    int64_t free = mim::pacer_room(
+      int64_t(conf.backoff_high * double(journal->size())),
+      int64_t(journal->used()),
+      int64_t(journal->used_since(active_gen_first_sn)),
+      conf.generation_journal_share);
     pace = pacer.delay(payload_bytes, free,
                        logger->get(l_mimstore_journal_bytes), _mono_secs());
     count_delay(logger, l_mimstore_pace_waits, l_mimstore_pace_lat, pace);

@@ -492,6 +492,9 @@ int MIMStore::_make_merge_cache()
     ? std::max<uint64_t>(journal->size() / 2, conf.block_size)
     : conf.cache_max_bytes;
   hc.max_bytes = cache_cap;
+  generation_journal_bytes = uint64_t(conf.generation_journal_share *
+                                      conf.backoff_high *
+                                      double(journal->size()));
   string err;
   int r = mim::HtmllConfig::validate(hc, &err);
   if (r < 0) {
@@ -816,4 +819,12 @@ uint64_t MIMStore::debug_fault_io_count() const
     return static_cast<mim::FaultIoEnv*>(io_fault.get())->io_count();
   }
   return fault_io_count;
+}
+
+uint64_t MIMStore::debug_fault_delayed_writes() const
+{
+  if (io_fault) {
+    return static_cast<mim::FaultIoEnv*>(io_fault.get())->delayed_writes();
+  }
+  return 0;
 }

@@ -320,26 +320,38 @@ int MIMStore::_write(const coll_t& cid, const ghobject_t& oid, uint64_t off,
   ceph_assert(bl.length() == len);
   string cname = cid.to_str();
   string fname = object_file_name(oid);
-  std::lock_guard ol(obj_locks.of(cname, fname));
-  // The file always exists once an object does: the cache holds bytes,
-  // never existence.
+  if (!conf.merge) {
+    std::lock_guard ol(obj_locks.of(cname, fname));
+    ObjectFDRef f;
+    int r = _open(cid, oid, true, &f);
+    if (r < 0 || len == 0) {
+      return r;
+    }
+    ++client_writes;
+    logger->inc(l_mimstore_direct_nomerge);
+    return _write_direct(f, off, bl);
+  }
+  // A merged write takes no object lock: it changes only the active
+  // generation (the HTMLL locks itself), and the lock keeps out readers and
+  // direct writers while the flush has an object's bytes in neither the
+  // cache nor the file. The flush holds the lock across its file writes,
+  // and a buffered write can wait seconds for a page the kernel is writing
+  // back behind a full disk queue; under the lock the apply thread waited
+  // for it on a write to any object of the stripe, and with on_commit after
+  // apply every client did (docs/store.md, "The seconds at zero").
+  // The file always exists once an object does (the cache holds bytes,
+  // never existence); only this thread creates or removes object files.
   ObjectFDRef f;
   int r = _open(cid, oid, true, &f);
   if (r < 0 || len == 0) {
     return r;
   }
   ++client_writes;
-  if (conf.merge) {
-    mim::DataRef ref;
-    if (!_cached_form(bl, &ref)) {
-      // Kept only in the journal, and not found there: it cannot be cached.
-      logger->inc(l_mimstore_direct_not_in_journal);
-      r = _take_cached(cid, fname, false);
-      if (r < 0) {
-        return r;
-      }
-      return _write_direct(f, off, bl);
-    }
+  mim::DataRef ref;
+  if (!_cached_form(bl, &ref)) {
+    // Kept only in the journal, and not found there: it cannot be cached.
+    logger->inc(l_mimstore_direct_not_in_journal);
+  } else {
     const bool located = ref.has_jpos();
     auto res = htmll->insert(cname, fname, cur_spos.seq, off, std::move(ref));
     switch (res) {
@@ -363,13 +375,12 @@ int MIMStore::_write(const coll_t& cid, const ghobject_t& oid, uint64_t off,
       logger->inc(l_mimstore_direct_memory_cap);
       break;
     }
-    // Earlier cached bytes of this object must not land after this write.
-    r = _take_cached(cid, fname, false);
-    if (r < 0) {
-      return r;
-    }
-  } else {
-    logger->inc(l_mimstore_direct_nomerge);
+  }
+  std::lock_guard ol(obj_locks.of(cname, fname));
+  // Earlier cached bytes of this object must not land after this write.
+  r = _take_cached(cid, fname, false);
+  if (r < 0) {
+    return r;
   }
   if (cct->_conf->subsys.should_gather<ceph_subsys_mimstore, 20>()) {
     struct stat st;

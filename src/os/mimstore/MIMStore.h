@@ -211,6 +211,9 @@ class MIMStore : public ObjectStore {
   /// Tests: I/Os counted by the fault seam (mimstore_debug_fault), live or
   /// at the last umount.
   uint64_t debug_fault_io_count() const;
+  /// Tests: writes a delay rule of the fault seam has held so far (0
+  /// without the seam).
+  uint64_t debug_fault_delayed_writes() const;
   /// Tests: called at named points inside multi-step ops (split, merge,
   /// rename) on the apply thread, so a crash test can die exactly there.
   void set_debug_hook(std::function<void(const char*)> f) {
@@ -519,9 +522,9 @@ class MIMStore : public ObjectStore {
   std::vector<InFlightRun> wb_written;
   bool wb_window_off = false;     ///< flush thread only: not supported here
   /// First sn of the active generation (applied after the last freeze):
-  /// the journal from there on is what freezing it would free. Apply
-  /// thread only.
-  sn_t active_gen_first_sn = 1;
+  /// the journal from there on is what freezing it would free. Written by
+  /// the apply thread, read by submitting threads (the pacer's share).
+  std::atomic<sn_t> active_gen_first_sn{1};
   sn_t applying_sn = 0;  ///< apply thread only: the transaction being applied
   /// Apply thread only: that transaction, while live (null in replay).
   const TransContext* applying_txc = nullptr;
@@ -529,6 +532,10 @@ class MIMStore : public ObjectStore {
   /// mimstore_cache_max_bytes, or with mimstore_merge_data_in_journal half
   /// the journal. Set at mount.
   uint64_t cache_cap = 0;
+  /// With mimstore_merge_data_in_journal, the journal bytes at which the
+  /// active generation is frozen: mimstore_generation_journal_share of the
+  /// journal below mimstore_backoff_high. Set at mount.
+  uint64_t generation_journal_bytes = 0;
   std::function<void(const char*)> debug_hook;  ///< tests only
 
   friend class mimstore::AdminHook;

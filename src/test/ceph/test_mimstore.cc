@@ -25,6 +25,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <functional>
 #include <thread>
 #include <initializer_list>
 #include <optional>
@@ -199,6 +200,27 @@ namespace {
 
 /// For tests that stop a store uncleanly: long intervals, so most data is
 /// still only in the journal (and the merge cache) when it dies.
+/// `n` transactions of one 4 KiB write each, to one of `objects` objects
+/// (rbd_data.K) at a 4 KiB-aligned offset below 4 MiB, chosen by a
+/// generator seeded with `seed`; all committed on return, recorded in *want.
+void random_4k_writes(ObjectStore* s, ObjectStore::CollectionHandle& ch,
+                      int n, int objects, unsigned seed,
+                      std::map<ghobject_t, std::string>* want)
+{
+  std::mt19937 rng(seed);
+  InFlight q;
+  for (int i = 0; i < n; ++i) {
+    const ghobject_t o = obj("rbd_data." + std::to_string(rng() % objects));
+    const uint64_t off = (rng() % 1024) * 4096;
+    bufferlist bl = pattern(4096, char(i));
+    model_write(want, o, off, bl);
+    Transaction t;
+    t.write(CID, o, off, 4096, bl);
+    ASSERT_EQ(0, q.queue(s, ch, std::move(t)));
+  }
+  ASSERT_EQ(0, q.wait_all());
+}
+
 void long_intervals(Conf& c)
 {
   c.set("mimstore_sync_interval", "30");
@@ -973,6 +995,34 @@ TEST_P(MIMStoreJournalData, MergedWritesAreFoundInTheJournal)
 INSTANTIATE_TEST_SUITE_P(DataInMemoryOrJournal, MIMStoreJournalData,
                          ::testing::Values(false, true));
 
+TEST(MIMStoreJournalData, GenerationFreezesAtItsJournalShare)
+{
+  // With the data in the journal a generation is what it takes of the
+  // journal, transactions and padding included: it is frozen once it holds
+  // mimstore_generation_journal_share of the journal below
+  // mimstore_backoff_high (counted as a space flush), not when its payload
+  // reaches the cache cap or the journal is under pressure. 64 MiB journal,
+  // share 0.2: about 12.4 MiB; 5000 writes of 4 KiB take about 21 MiB of
+  // journal (a little over 4 KiB each), below the journal pressure (32 MiB)
+  // and the cache cap (90% of 32 MiB of payload).
+  Conf c = base_conf(true);
+  long_intervals(c);
+  c.set("mimstore_merge_data_in_journal", "true");
+  c.set("mimstore_generation_journal_share", "0.2");
+  StoreDir d;
+  auto s = make_store(d);
+  ObjectStore::CollectionHandle ch;
+  ASSERT_NO_FATAL_FAILURE(start_with_collection(s.get(), CID, &ch));
+  std::map<ghobject_t, std::string> want;
+  ASSERT_NO_FATAL_FAILURE(random_4k_writes(s.get(), ch, 5000, 20, 15, &want));
+  EXPECT_GE(perf_counter(s.get(), l_mimstore_flush_space), 1);
+  EXPECT_EQ(0, perf_counter(s.get(), l_mimstore_flush_memory));
+  EXPECT_EQ(0, perf_counter(s.get(), l_mimstore_flush_journal));
+  ch.reset();
+  ASSERT_EQ(0, s->umount());
+  ASSERT_NO_FATAL_FAILURE(expect_after_remount(s.get(), want));
+}
+
 TEST(MIMStoreJournalData, CorruptJournalCopyIsAnErrorNotWrongData)
 {
   // A cached write kept only in the journal whose bytes there are damaged
@@ -1031,18 +1081,7 @@ TEST(MIMStoreMergeEffect, PacedWritebackKeepsData)
   ObjectStore::CollectionHandle ch;
   ASSERT_NO_FATAL_FAILURE(start_with_collection(s.get(), CID, &ch));
   std::map<ghobject_t, std::string> want;
-  std::mt19937 rng(7);
-  InFlight q;
-  for (int i = 0; i < 3000; ++i) {
-    ghobject_t o = obj("rbd_data." + std::to_string(rng() % 8));
-    uint64_t off = (rng() % 1024) * 4096;
-    bufferlist bl = pattern(4096, char(i));
-    model_write(&want, o, off, bl);
-    Transaction t;
-    t.write(CID, o, off, 4096, bl);
-    ASSERT_EQ(0, q.queue(s.get(), ch, std::move(t)));
-  }
-  ASSERT_EQ(0, q.wait_all());
+  ASSERT_NO_FATAL_FAILURE(random_4k_writes(s.get(), ch, 3000, 8, 7, &want));
   ch.reset();
   ASSERT_EQ(0, s->umount());  // flushes everything through the window
   EXPECT_GT(perf_counter(s.get(), l_mimstore_flush_window_waits), 0);
@@ -1103,6 +1142,46 @@ TEST(MIMStoreMergeEffect, GapsNotInMemoryAreNotJoined)
   }
 }
 
+// A store whose flush of object rbd_data.0 the fault seam holds (`fault`),
+// the time threshold freezing every second, and a helper that commits a
+// 4 KiB write to that object and records it in `want`.
+struct HeldFlush {
+  Conf c = base_conf(true);  // (set until the end of the test: remounts)
+  StoreDir d;
+  std::unique_ptr<ObjectStore> s;
+  ObjectStore::CollectionHandle ch;
+  const ghobject_t o = obj("rbd_data.0");
+  std::map<ghobject_t, std::string> want;
+
+  void start(const char* fault) {
+    c.set("mimstore_max_flush_interval", "1");
+    c.set("mimstore_debug_fault", fault);
+    s = make_store(d);
+    ASSERT_NO_FATAL_FAILURE(start_with_collection(s.get(), CID, &ch));
+  }
+  void write(uint64_t off, char fill) {
+    InFlight q;
+    bufferlist bl = pattern(4096, fill);
+    model_write(&want, o, off, bl);
+    Transaction t;
+    t.write(CID, o, off, 4096, bl);
+    ASSERT_EQ(0, q.queue(s.get(), ch, std::move(t)));
+    ASSERT_EQ(0, q.wait_all());
+  }
+  /// Until `held` (bounded: a store that never flushes fails).
+  void wait_for(const std::function<bool()>& held) {
+    for (int i = 0; !held(); ++i) {
+      ASSERT_LT(i, 6000) << "no flush within 60 s";
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  void umount_and_check() {
+    ch.reset();
+    ASSERT_EQ(0, s->umount());
+    ASSERT_NO_FATAL_FAILURE(expect_after_remount(s.get(), want));
+  }
+};
+
 TEST(MIMStoreMergeEffect, WritebackStartIsNotUnderTheObjectLock)
 {
   // The flush hands each run to the disk (sync_file_range) only after it
@@ -1112,38 +1191,45 @@ TEST(MIMStoreMergeEffect, WritebackStartIsNotUnderTheObjectLock)
   // The fault seam holds the first writeback start of an object file for
   // 10 s; a second write to the same object must commit while it is held
   // (flush_runs_started counts a start once the call has returned).
-  Conf c = base_conf(true);
-  c.set("mimstore_max_flush_interval", "1");  // the time threshold freezes
-  c.set("mimstore_debug_fault", "delay=writeback:rbd%5Fdata:10000@1");
-  StoreDir d;
-  auto s = make_store(d);
-  ObjectStore::CollectionHandle ch;
-  ASSERT_NO_FATAL_FAILURE(start_with_collection(s.get(), CID, &ch));
-  const ghobject_t o = obj("rbd_data.0");
-  std::map<ghobject_t, std::string> want;
-  auto write = [&](uint64_t off, char fill) {
-    InFlight q;
-    bufferlist bl = pattern(4096, fill);
-    model_write(&want, o, off, bl);
-    Transaction t;
-    t.write(CID, o, off, 4096, bl);
-    ASSERT_EQ(0, q.queue(s.get(), ch, std::move(t)));
-    ASSERT_EQ(0, q.wait_all());
-  };
-  ASSERT_NO_FATAL_FAILURE(write(0, 'a'));
+  HeldFlush h;
+  ASSERT_NO_FATAL_FAILURE(h.start("delay=writeback:rbd%5Fdata:10000@1"));
+  ObjectStore* s = h.s.get();
+  ASSERT_NO_FATAL_FAILURE(h.write(0, 'a'));
   // Until the flush has written the run (and is in, or about to be in, the
-  // held writeback start); bounded so that a store that never flushes fails.
-  for (int i = 0; perf_counter(s.get(), l_mimstore_flush_ios) == 0; ++i) {
-    ASSERT_LT(i, 6000) << "no flush within 60 s";
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  ASSERT_NO_FATAL_FAILURE(write(8192, 'b'));
-  EXPECT_EQ(0, perf_counter(s.get(), l_mimstore_flush_runs_started))
+  // held writeback start).
+  ASSERT_NO_FATAL_FAILURE(h.wait_for([&] {
+    return perf_counter(s, l_mimstore_flush_ios) > 0;
+  }));
+  ASSERT_NO_FATAL_FAILURE(h.write(8192, 'b'));
+  EXPECT_EQ(0, perf_counter(s, l_mimstore_flush_runs_started))
     << "the write waited for the flush's writeback start";
-  ch.reset();
-  ASSERT_EQ(0, s->umount());
-  EXPECT_GE(perf_counter(s.get(), l_mimstore_flush_runs_started), 1);
-  ASSERT_NO_FATAL_FAILURE(expect_after_remount(s.get(), want));
+  ASSERT_NO_FATAL_FAILURE(h.umount_and_check());
+  EXPECT_GE(perf_counter(s, l_mimstore_flush_runs_started), 1);
+}
+
+TEST(MIMStoreMergeEffect, MergedWriteDoesNotWaitForTheFlushsFileWrite)
+{
+  // The flush holds an object's lock across its file writes, and a
+  // buffered write can wait seconds for a page under writeback behind a
+  // full disk queue (measured at 64 GiB: the flush in __filemap_get_folio,
+  // every client op waiting for commit). A merged write needs no object
+  // lock: it must commit while the flush's write of the same object is
+  // held. The fault seam holds the object file's first write, the
+  // flush's, for 10 s; flush_ios counts a write once it has returned.
+  HeldFlush h;
+  ASSERT_NO_FATAL_FAILURE(h.start("delay=write:rbd%5Fdata:10000@1"));
+  auto* ms = static_cast<MIMStore*>(h.s.get());
+  ASSERT_NO_FATAL_FAILURE(h.write(0, 'a'));
+  // Until the flush is inside the held write, under the object's lock.
+  ASSERT_NO_FATAL_FAILURE(h.wait_for([&] {
+    return ms->debug_fault_delayed_writes() > 0;
+  }));
+  ASSERT_NO_FATAL_FAILURE(h.write(8192, 'b'));
+  EXPECT_EQ(0, perf_counter(ms, l_mimstore_flush_ios))
+    << "the merged write waited for the flush's file write";
+  EXPECT_EQ(2, perf_counter(ms, l_mimstore_merged));  // both cached
+  ASSERT_NO_FATAL_FAILURE(h.umount_and_check());
+  EXPECT_GE(perf_counter(ms, l_mimstore_flush_ios), 1);
 }
 
 // ---------------------------------------------------------------------------
@@ -1163,6 +1249,8 @@ TEST(MIMStoreBadConfig, EachBadOptionIsRefused)
     {"mimstore_block_size", "2048"},
     {"mimstore_max_flush_interval", "-1"},
     {"mimstore_max_flush_interval", "0"},
+    {"mimstore_generation_journal_share", "0"},
+    {"mimstore_generation_journal_share", "1.5"},
     {"mimstore_sync_interval", "0"},
     {"mimstore_min_sync_interval", "-0.5"},
     {"mimstore_journal_pressure_ratio", "1.5"},

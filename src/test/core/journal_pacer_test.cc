@@ -160,3 +160,90 @@ TEST(JournalPacer, ClosedLoopSweepNeverRunsTheJournalOut)
   EXPECT_GT(used, 0.6 * double(free0)) << txns << " transactions";
   EXPECT_NEAR(9000.0 / 4096.0, p.journal_ratio(), 0.01);
 }
+
+TEST(JournalPacer, ActiveGenerationTakesAtMostItsShare)
+{
+  // limit 1000: a frozen generation of 200 and an active one of 100 used.
+  EXPECT_EQ(200, pacer_room(1000, 300, 100, 0.3));   // the share binds
+  EXPECT_EQ(400, pacer_room(1000, 300, 100, 0.5));   // half: 500 - 100
+  EXPECT_EQ(700, pacer_room(1000, 300, 100, 1.0));   // no share: free space
+  // A frozen generation over its half leaves less than the share.
+  EXPECT_EQ(100, pacer_room(1000, 900, 100, 0.5));
+  // Over the share: negative, the pacer's longest wait.
+  EXPECT_EQ(-100, pacer_room(1000, 700, 600, 0.5));
+  // Out-of-range shares are clamped, not trusted.
+  EXPECT_EQ(700, pacer_room(1000, 300, 100, 7.0));
+  EXPECT_EQ(-100, pacer_room(1000, 300, 100, -1.0));
+}
+
+namespace {
+
+// Closed loop over several generations in virtual time: 8 clients, each
+// write taking `txn` journal bytes; a sweep writes a generation back at a
+// fixed time per write and frees its bytes at its end, when the active
+// generation is frozen in turn. The first generation is small, as after a
+// time threshold or a mount. Returns the size of each generation at its
+// freeze.
+std::vector<double> generations(double share, int cycles)
+{
+  auto c = test_conf();
+  c.burst = 0.05;
+  JournalPacer p(c);
+  const int64_t limit = 1'000'000'000;
+  const double txn = 9000, per_write = 0.002;
+  double frozen = 0.1 * limit, active = 0, now = 0;
+  uint64_t appended = 0;
+  std::vector<double> sizes{frozen};
+  std::vector<double> ready(8, 0.0);
+  for (int i = 0; i < cycles; ++i) {
+    const uint64_t writes = uint64_t(frozen / txn);
+    const double start = now, end = start + double(writes) * per_write;
+    p.sweep_started(writes, start);
+    while (true) {
+      auto it = std::min_element(ready.begin(), ready.end());
+      if (*it >= end) {
+        break;
+      }
+      now = std::max(now, *it);
+      p.sweep_progress(uint64_t((now - start) / per_write));
+      int64_t room = pacer_room(limit, int64_t(frozen + active),
+                                int64_t(active), share);
+      double d = p.delay(4096, room, appended, now);
+      if (room <= 0) {
+        *it = now + d;  // refused: the journal's full wait
+        continue;
+      }
+      active += txn;
+      appended += uint64_t(txn);
+      *it = now + d + 0.001;
+    }
+    now = end;
+    p.sweep_finished(now);
+    frozen = active;  // freed, and the active generation frozen
+    active = 0;
+    sizes.push_back(frozen);
+  }
+  return sizes;
+}
+
+}  // namespace
+
+// With a share each generation settles near its share of the journal, and
+// clients run at about the write-back rate throughout. Without one (1.0,
+// the old pacing) a short sweep lets clients fill nearly the whole journal,
+// the long sweep after it has almost nothing to pace into, and the
+// generations swing between large and small: the minutes at a tenth of the
+// disk's rate measured in docs/results/20261125-64G-after-lockfix.
+TEST(JournalPacer, ShareKeepsGenerationsNearHalfTheJournal)
+{
+  const double limit = 1e9;
+  auto shared = generations(0.5, 6);
+  for (size_t i = 2; i < shared.size(); ++i) {
+    EXPECT_GT(shared[i], 0.35 * limit) << "generation " << i;
+    EXPECT_LT(shared[i], 0.51 * limit) << "generation " << i;
+  }
+  auto old = generations(1.0, 6);
+  auto [lo, hi] = std::minmax_element(old.begin() + 1, old.end());
+  EXPECT_GT(*hi, 0.8 * limit);
+  EXPECT_LT(*lo, 0.3 * limit);
+}

@@ -139,6 +139,12 @@ uint64_t FaultIoEnv::delayed_reads() const
   return delayed_reads_;
 }
 
+uint64_t FaultIoEnv::delayed_writes() const
+{
+  std::lock_guard l(lock_);
+  return delayed_writes_;
+}
+
 uint64_t FaultIoEnv::delayed_writebacks() const
 {
   std::lock_guard l(lock_);
@@ -212,12 +218,12 @@ FaultIoEnv::Gate FaultIoEnv::gate_locked(uint32_t op, const std::string& path,
   return Gate::GO;
 }
 
-uint32_t FaultIoEnv::delay_locked(bool writeback, const std::string& path)
+uint32_t FaultIoEnv::delay_locked(delay_op_t op, const std::string& path)
 {
   uint32_t ms = 0;
   for (size_t i = 0; i < spec_.delays.size(); ++i) {
     const delay_rule_t& r = spec_.delays[i];
-    if (r.writeback != writeback ||
+    if (r.op != op ||
         (!r.path.empty() && path.find(r.path) == std::string::npos)) {
       continue;
     }
@@ -226,7 +232,9 @@ uint32_t FaultIoEnv::delay_locked(bool writeback, const std::string& path)
       ms = std::max(ms, r.ms);
     }
   }
-  (writeback ? delayed_writebacks_ : delayed_reads_) += ms > 0;
+  uint64_t* held = op == delay_op_t::READ ? &delayed_reads_
+    : op == delay_op_t::WRITE ? &delayed_writes_ : &delayed_writebacks_;
+  *held += ms > 0;
   return ms;
 }
 

@@ -74,7 +74,7 @@
  *           | "delay=" delay         may repeat
  *   mode   := "random" | "drop" | "keep" | "tear"
  *   rule   := ops ":" [path] ":" err "@" N ["+"]
- *   delay  := ("read" | "writeback") ":" [path] ":" MS "@" N ["+"]
+ *   delay  := ("read" | "write" | "writeback") ":" [path] ":" MS "@" N ["+"]
  *   ops    := op ("|" op)*
  *   op     := "read" | "write" | "aio" | "sync" | "fsync" | "trunc" | "open"
  *           | "meta" | "xattr" | "clone" | "any"
@@ -87,7 +87,9 @@
  * reading thread waits: a disk that is slow for one object, or an OSD
  * thread held in the store (qa/crash/laggy-pg.sh). "writeback" holds a
  * writeback start (sync_file_range without waiting) the same way: a disk
- * whose queue is full.
+ * whose queue is full. "write" holds a pwritev the same way, before it
+ * reaches the file: a buffered write waiting for a page the kernel is
+ * writing back (stable pages, a folio locked behind a full queue).
  * `path` is a substring of the path the fd was opened with (or of a
  * metadata op's path); empty matches all; it cannot contain ',' or ':'.
  * "write" is pwritev only, "aio" is aio_submit_write (the failure is
@@ -157,13 +159,17 @@ struct fail_rule_t {
   bool and_after = false;       ///< ... and every later matching op
 };
 
-/// A pread or writeback start held before it is served (spec item "delay=").
+/// What a delay rule holds.
+enum class delay_op_t { READ, WRITE, WRITEBACK };
+
+/// A pread, pwritev or writeback start held before it is served (spec item
+/// "delay=").
 struct delay_rule_t {
-  bool writeback = false;       ///< writeback starts, not preads
+  delay_op_t op = delay_op_t::READ;
   std::string path;             ///< substring; empty matches every path
   uint32_t ms = 0;              ///< how long
-  uint64_t nth = 1;             ///< the Nth matching read waits (1-based)
-  bool and_after = false;       ///< ... and every later matching read
+  uint64_t nth = 1;             ///< the Nth matching op waits (1-based)
+  bool and_after = false;       ///< ... and every later matching op
 };
 
 struct fault_spec_t {
@@ -229,6 +235,8 @@ class FaultIoEnv : public IoEnv {
   uint64_t io_count() const;
   /// Reads a delay rule held so far.
   uint64_t delayed_reads() const;
+  /// Writes (pwritev) a delay rule held so far.
+  uint64_t delayed_writes() const;
   /// Writeback starts a delay rule held so far.
   uint64_t delayed_writebacks() const;
   /// Writes not yet durable.
@@ -356,9 +364,8 @@ class FaultIoEnv : public IoEnv {
   // REQUIRES: lock_ is held (all *_locked below).
   Gate gate_locked(uint32_t op, const std::string& path, bool counted,
                    int* err);
-  /// How long a pread (or a writeback start) of `path` is to wait (delay
-  /// rules), counting it.
-  uint32_t delay_locked(bool writeback, const std::string& path);
+  /// How long an `op` of `path` is to wait (delay rules), counting it.
+  uint32_t delay_locked(delay_op_t op, const std::string& path);
   std::string path_of_locked(int fd) const;
   void crash_locked();
   int capture_locked(const fd_t& f, uint64_t off, uint64_t len,
@@ -404,6 +411,7 @@ class FaultIoEnv : public IoEnv {
   std::mt19937_64 rng_;
   uint64_t io_count_ = 0;
   uint64_t delayed_reads_ = 0;
+  uint64_t delayed_writes_ = 0;
   uint64_t delayed_writebacks_ = 0;
   bool crashed_ = false;
   uint64_t next_seq_ = 1;

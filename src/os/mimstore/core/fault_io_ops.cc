@@ -112,7 +112,7 @@ int FaultIoEnv::read_gate(int fd, uint32_t* delay_ms)
   if (gate_locked(FAULT_OP_READ, path, false, &err) != Gate::GO) {
     return -err;
   }
-  *delay_ms = delay_locked(false, path);
+  *delay_ms = delay_locked(delay_op_t::READ, path);
   return 0;
 }
 
@@ -148,6 +148,16 @@ ssize_t FaultIoEnv::pwritev(int fd, const struct iovec* iov, int iovcnt,
                             uint64_t off)
 {
   std::unique_lock l(lock_);
+  if (!spec_.delays.empty() && !crashed_) {
+    uint32_t delay_ms = delay_locked(delay_op_t::WRITE, path_of_locked(fd));
+    if (delay_ms) {
+      // (outside the lock: only this thread waits, as on a page under
+      // writeback)
+      l.unlock();
+      std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+      l.lock();
+    }
+  }
   int err;
   Gate g = gate_locked(FAULT_OP_WRITE, path_of_locked(fd), true, &err);
   if (g == Gate::CRASH) {
@@ -261,7 +271,7 @@ int FaultIoEnv::writeback(int fd, uint64_t off, uint64_t len, bool wait)
       return -EIO;
     }
     if (!wait) {
-      delay_ms = delay_locked(true, path_of_locked(fd));
+      delay_ms = delay_locked(delay_op_t::WRITEBACK, path_of_locked(fd));
     }
   }
   if (delay_ms) {

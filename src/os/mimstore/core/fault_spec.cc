@@ -141,11 +141,12 @@ int parse_delay(const std::string& s, delay_rule_t* r)
   std::vector<std::string> f;
   uint64_t ms;
   if (!split_rule(s, &f, &r->nth, &r->and_after) ||
-      (f[0] != "read" && f[0] != "writeback") ||
+      (f[0] != "read" && f[0] != "write" && f[0] != "writeback") ||
       !parse_u64(f[2], &ms) || ms == 0 || ms > 3600 * 1000) {
     return -EINVAL;
   }
-  r->writeback = f[0] == "writeback";
+  r->op = f[0] == "read" ? delay_op_t::READ
+    : f[0] == "write" ? delay_op_t::WRITE : delay_op_t::WRITEBACK;
   r->ms = static_cast<uint32_t>(ms);
   r->path = f[1];
   return 0;
@@ -209,7 +210,7 @@ int parse_fault_spec(const std::string& spec, fault_spec_t* out,
       if (err) {
         *err = "bad fault injection item '" + item + "' (expected crash_at=N, "
                "seed=N, mode=random|drop|keep|tear, meta=xfs|off, "
-               "fail=OPS:[PATH]:ERR@N[+] or delay=read|writeback:[PATH]:MS@N[+] with "
+               "fail=OPS:[PATH]:ERR@N[+] or delay=read|write|writeback:[PATH]:MS@N[+] with "
                "MS 1..3600000)";
       }
       return -EINVAL;

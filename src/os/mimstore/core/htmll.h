@@ -28,10 +28,11 @@
  *
  * Ownership hand-off: take_object()/take_frozen() remove bytes from the
  * cache; until the caller has written them to the backend file, neither the
- * cache nor the file shows them. The caller must keep readers and writers
- * of that object out for that window (the store's per-object writeback
- * lock), and must write a taken state before any later direct write to the
- * same object.
+ * cache nor the file shows them. The caller must keep readers and direct
+ * writers of that object out for that window (the store's object lock),
+ * and must write a taken state before any later direct write to the same
+ * object. Merges may go on meanwhile: they only add to the active
+ * generation, which the taken state does not include.
  *
  * This library is free software; you can redistribute it and/or
  * modify it under the terms of the GNU Lesser General Public

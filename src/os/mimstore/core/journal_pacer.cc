@@ -15,6 +15,13 @@
 
 namespace mim {
 
+int64_t pacer_room(int64_t limit, int64_t used, int64_t active_used,
+                   double share)
+{
+  int64_t mine = int64_t(std::clamp(share, 0.0, 1.0) * double(limit));
+  return std::min(limit - used, mine - active_used);
+}
+
 void JournalPacer::sweep_started(uint64_t objects, double now)
 {
   std::lock_guard l(lock);

@@ -31,6 +31,16 @@
  *                until then, at most max_delay (past that the backlog is
  *                dropped: the journal's own full-wait takes over)
  *
+ * The free space is shared between the two generations (pacer_room): the
+ * active one, filled while the frozen one is swept, may take at most
+ * `share` of the limit. Without it a short sweep's short remaining time let
+ * clients fill most of the journal into the active generation; its own
+ * sweep then had almost no free space over a long remaining time and paced
+ * clients to a tenth of the write-back rate for minutes
+ * (docs/results/20261125-64G-after-lockfix). With a share each generation
+ * is at most about half the journal and the next one is paced to fill its
+ * half in the time the sweep needs.
+ *
  * Times are seconds on a monotonic clock, passed in (tests drive a virtual
  * one). Thread safety: every member is protected by `lock`, a leaf lock
  * (no other lock is taken under it); the flush thread reports progress, the
@@ -56,6 +66,13 @@ struct JournalPacerConfig {
   uint64_t ratio_window = 32ull << 20; ///< payload bytes per ratio update
   double initial_ratio = 2.0;          ///< journal bytes per payload byte, unmeasured
 };
+
+/// Journal bytes the active generation may still take: the space below
+/// `limit` (the journal bytes at which clients stop being admitted), and at
+/// most `share` (0-1] of `limit` for the active generation, which holds
+/// `active_used` of the `used` bytes. Negative when over either bound.
+int64_t pacer_room(int64_t limit, int64_t used, int64_t active_used,
+                   double share);
 
 class JournalPacer {
  public:
