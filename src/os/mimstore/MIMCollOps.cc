@@ -234,9 +234,9 @@ int MIMStore::_collection_move_rename(const coll_t& oldcid,
   if (stale_dst && !replaying) {
     return -EEXIST;  // like the other stores: never rename over an object
   }
-  int r = _take_cached(oldcid, ofname, false);
+  int r = _take_cached(oldcid, ofname, Taken::WRITE_BACK);
   if (r == 0) {
-    r = _take_cached(newcid, nfname, true);  // replaced
+    r = _take_cached(newcid, nfname, Taken::DISCARD);  // replaced
   }
   if (r < 0) {
     return r;

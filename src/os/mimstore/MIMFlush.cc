@@ -312,7 +312,7 @@ void MIMStore::_wait_for_cache_room(uint64_t bytes)
 // flush thread
 
 int MIMStore::_write_back_object(const string& cname, const string& fname,
-                                 mim::ObjectState& st, bool frozen)
+                                 mim::ObjectState& st, WritebackOf of)
 {
   // REQUIRES: the object's stripe lock.
   ObjectFDRef f;
@@ -341,7 +341,7 @@ int MIMStore::_write_back_object(const string& cname, const string& fname,
       }
       if (r > 0) {
         r = _write_run(f, run.offset, run.length, {{buf.data(), run.length}},
-                       frozen);
+                       of);
         if (r < 0) {
           return r;
         }
@@ -360,7 +360,7 @@ int MIMStore::_write_back_object(const string& cname, const string& fname,
                             [](const mim::WritePiece& x) {
                               return x.is_gap();
                             });
-      r = _write_pieces(f, p, q, &buf, frozen);
+      r = _write_pieces(f, p, q, &buf, of);
       if (r < 0) {
         return r;
       }
@@ -416,7 +416,7 @@ int MIMStore::_fill_run(const ObjectFDRef& f, const mim::WriteRun& run,
 }
 
 int MIMStore::_write_pieces(const ObjectFDRef& f, PieceIter begin,
-                            PieceIter end, std::string* buf, bool frozen)
+                            PieceIter end, std::string* buf, WritebackOf of)
 {
   // REQUIRES: the object's stripe lock; [begin, end) adjacent cached pieces.
   uint64_t off = begin->offset, len = 0;
@@ -440,11 +440,11 @@ int MIMStore::_write_pieces(const ObjectFDRef& f, PieceIter begin,
       iov.push_back({const_cast<char*>(p->data.data), p->length});
     }
   }
-  return _write_run(f, off, len, iov, frozen);
+  return _write_run(f, off, len, iov, of);
 }
 
 int MIMStore::_write_run(const ObjectFDRef& f, uint64_t off, uint64_t len,
-                         const std::vector<struct iovec>& iov, bool frozen)
+                         const std::vector<struct iovec>& iov, WritebackOf of)
 {
   // REQUIRES: the object's stripe lock; len = the iov's total length.
   int r = files->write_iov(f, off, iov);
@@ -458,7 +458,7 @@ int MIMStore::_write_run(const ObjectFDRef& f, uint64_t off, uint64_t len,
   dirty_bytes += len;
   logger->inc(l_mimstore_writeback_ios);
   logger->inc(l_mimstore_writeback_bytes, len);
-  if (frozen) {
+  if (of == WritebackOf::FROZEN) {
     logger->inc(l_mimstore_flush_ios);
     logger->inc(l_mimstore_flush_bytes, len);
     wb_written.push_back(InFlightRun{f, off, len});
@@ -579,7 +579,8 @@ void MIMStore::_flush_frozen()
       if (!htmll->take_frozen(*item.cname, *item.fname, &st)) {
         continue;  // taken early by an op on the object
       }
-      int r = _write_back_object(*item.cname, *item.fname, st, true);
+      int r = _write_back_object(*item.cname, *item.fname, st,
+                                 WritebackOf::FROZEN);
       if (r < 0) {
         // The data is still in the journal; stopping here loses nothing,
         // carrying on in an unknown state could.

@@ -82,11 +82,8 @@ int MIMStore::_do_omap_op(Transaction::iterator& i, Transaction::Op* op)
   if (!_should_apply(cid, &oid)) {                            \
     return 0;                                                       \
   }                                                                 \
-  {                                                                 \
-    auto c = colls.get(cid);                                        \
-    if (!c || !c->has(oid)) {                                       \
-      return -ENOENT;                                               \
-    }                                                               \
+  if (_require_object(cid, oid) < 0) {                              \
+    return -ENOENT;                                                 \
   }
 
 int MIMStore::_omap_clear(const coll_t& cid, const ghobject_t& oid)

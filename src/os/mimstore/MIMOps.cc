@@ -254,8 +254,14 @@ int MIMStore::_open(const coll_t& cid, const ghobject_t& oid, bool create,
   return r;
 }
 
+int MIMStore::_require_object(const coll_t& cid, const ghobject_t& oid)
+{
+  auto c = colls.get(cid);
+  return c && c->has(oid) ? 0 : -ENOENT;
+}
+
 int MIMStore::_take_cached(const coll_t& cid, const string& fname,
-                           bool discard)
+                           Taken what)
 {
   // REQUIRES: the object's stripe lock.
   string cname = cid.to_str();
@@ -265,8 +271,8 @@ int MIMStore::_take_cached(const coll_t& cid, const string& fname,
   }
   logger->inc(l_mimstore_take_object);
   int r = 0;
-  if (!discard) {
-    r = _write_back_object(cname, fname, st, false);
+  if (what == Taken::WRITE_BACK) {
+    r = _write_back_object(cname, fname, st, WritebackOf::TAKEN);
   }
   // Whatever happened to the bytes, their sns are durable after the next
   // sync: written, or superseded by this op (which that sync covers).
@@ -288,7 +294,7 @@ int MIMStore::_take_cached_collection(const coll_t& cid)
   for (auto& o : objs) {
     string fname = object_file_name(o);
     std::lock_guard ol(obj_locks.of(c->name, fname));
-    int r = _take_cached(cid, fname, false);
+    int r = _take_cached(cid, fname, Taken::WRITE_BACK);
     if (r < 0) {
       return r;
     }
@@ -378,7 +384,7 @@ int MIMStore::_write(const coll_t& cid, const ghobject_t& oid, uint64_t off,
   }
   std::lock_guard ol(obj_locks.of(cname, fname));
   // Earlier cached bytes of this object must not land after this write.
-  r = _take_cached(cid, fname, false);
+  r = _take_cached(cid, fname, Taken::WRITE_BACK);
   if (r < 0) {
     return r;
   }
@@ -420,7 +426,7 @@ int MIMStore::_zero(const coll_t& cid, const ghobject_t& oid, uint64_t off,
   if (r < 0) {
     return r;
   }
-  r = _take_cached(cid, fname, false);
+  r = _take_cached(cid, fname, Taken::WRITE_BACK);
   if (r < 0) {
     return r;
   }
@@ -441,7 +447,7 @@ int MIMStore::_truncate(const coll_t& cid, const ghobject_t& oid,
   if (r < 0) {
     return r;
   }
-  r = _take_cached(cid, fname, false);
+  r = _take_cached(cid, fname, Taken::WRITE_BACK);
   if (r < 0) {
     return r;
   }
@@ -474,7 +480,7 @@ int MIMStore::_remove(const coll_t& cid, const ghobject_t& oid)
   }
   string fname = object_file_name(oid);
   std::lock_guard ol(obj_locks.of(c->name, fname));
-  int r = _take_cached(cid, fname, true);
+  int r = _take_cached(cid, fname, Taken::DISCARD);
   if (r < 0) {
     return r;
   }
@@ -511,9 +517,9 @@ int MIMStore::_setattrs(const coll_t& cid, const ghobject_t& oid,
   if (!_should_apply(cid, &oid)) {
     return 0;
   }
-  auto c = colls.get(cid);
-  if (!c || !c->has(oid)) {
-    return -ENOENT;
+  int r = _require_object(cid, oid);
+  if (r < 0) {
+    return r;
   }
   std::map<string, bufferlist> to_set;
   for (auto& [k, v] : aset) {
@@ -529,9 +535,9 @@ int MIMStore::_rmattr(const coll_t& cid, const ghobject_t& oid,
   if (!_should_apply(cid, &oid)) {
     return 0;
   }
-  auto c = colls.get(cid);
-  if (!c || !c->has(oid)) {
-    return -ENOENT;
+  int r = _require_object(cid, oid);
+  if (r < 0) {
+    return r;
   }
   return omap->remove_xattrs(oid, {string(name)}, &cur_spos);
 }
@@ -542,12 +548,12 @@ int MIMStore::_rmattrs(const coll_t& cid, const ghobject_t& oid)
   if (!_should_apply(cid, &oid)) {
     return 0;
   }
-  auto c = colls.get(cid);
-  if (!c || !c->has(oid)) {
-    return -ENOENT;
+  int r = _require_object(cid, oid);
+  if (r < 0) {
+    return r;
   }
   std::set<string> names;
-  int r = omap->get_all_xattrs(oid, &names);
+  r = omap->get_all_xattrs(oid, &names);
   if (r < 0 && r != -ENOENT) {
     return r;
   }
@@ -580,9 +586,9 @@ int MIMStore::_clone(const coll_t& cid, const ghobject_t& oldoid,
   if (r < 0) {
     return r;
   }
-  r = _take_cached(cid, ofname, false);
+  r = _take_cached(cid, ofname, Taken::WRITE_BACK);
   if (r == 0) {
-    r = _take_cached(cid, nfname, true);  // the clone replaces it all
+    r = _take_cached(cid, nfname, Taken::DISCARD);  // the clone replaces it all
   }
   if (r == 0) {
     r = _open(cid, newoid, true, &nf);
@@ -619,9 +625,9 @@ int MIMStore::_clone_range(const coll_t& cid, const ghobject_t& oldoid,
   if (r < 0) {
     return r;
   }
-  r = _take_cached(cid, ofname, false);
+  r = _take_cached(cid, ofname, Taken::WRITE_BACK);
   if (r == 0 && nfname != ofname) {
-    r = _take_cached(cid, nfname, false);
+    r = _take_cached(cid, nfname, Taken::WRITE_BACK);
   }
   if (r == 0) {
     r = _open(cid, newoid, true, &nf);

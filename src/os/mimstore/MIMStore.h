@@ -281,15 +281,19 @@ class MIMStore : public ObjectStore {
   static constexpr uint64_t UNPLACED = UINT64_MAX;
   std::vector<FlushItem> _writeback_order();
   void _flush_frozen();
+  /// Whose bytes a write back writes: a frozen generation's (the flush:
+  /// counted in flush_ios/bytes and handed to the disk after the object
+  /// lock is released) or an object's taken by an op (_take_cached).
+  enum class WritebackOf { FROZEN, TAKEN };
   int _write_back_object(const std::string& cname, const std::string& fname,
-                         mim::ObjectState& st, bool frozen);
+                         mim::ObjectState& st, WritebackOf of);
   int _fill_run(const mimstore::ObjectFDRef& f, const mim::WriteRun& run,
                 std::string* buf);
   using PieceIter = std::vector<mim::WritePiece>::const_iterator;
   int _write_pieces(const mimstore::ObjectFDRef& f, PieceIter begin,
-                    PieceIter end, std::string* buf, bool frozen);
+                    PieceIter end, std::string* buf, WritebackOf of);
   int _write_run(const mimstore::ObjectFDRef& f, uint64_t off, uint64_t len,
-                 const std::vector<struct iovec>& iov, bool frozen);
+                 const std::vector<struct iovec>& iov, WritebackOf of);
   void _start_writebacks();
   void _wait_writeback_window();
   void _end_writeback_window();
@@ -399,10 +403,15 @@ class MIMStore : public ObjectStore {
                     const std::function<bool(const ghobject_t&)>& which);
   /// Tests: a named point of a multi-step op (see set_debug_hook).
   void _debug_point(const char* where);
-  /// Write the object's cached extents (both generations) to its file, so a
-  /// non-write op sees them. REQUIRES: the object's stripe lock.
-  int _take_cached(const coll_t& cid, const std::string& fname, bool discard);
+  /// What _take_cached does with the cached bytes it takes.
+  enum class Taken { WRITE_BACK, DISCARD };
+  /// Take the object's cached extents (both generations) out of the cache
+  /// and write them to its file, so a non-write op sees them, or drop them
+  /// (the op replaces them: remove). REQUIRES: the object's stripe lock.
+  int _take_cached(const coll_t& cid, const std::string& fname, Taken what);
   int _take_cached_collection(const coll_t& cid);
+  /// 0 if collection `cid` holds `oid`, else -ENOENT.
+  int _require_object(const coll_t& cid, const ghobject_t& oid);
   int _open(const coll_t& cid, const ghobject_t& oid, bool create,
             ObjectFDRef* out);
   /// What a read of one object's bytes holds while it reads: the object's

@@ -1,7 +1,8 @@
 // -*- mode:C++; tab-width:8; c-basic-offset:2; indent-tabs-mode:t -*-
 // vim: ts=8 sw=2 smarttab
 /*
- * mimstore: HTMLL, the in-memory merge cache of MIM (paper, section 4.3).
+ * mimstore: HTMLL (the paper's open-address hash table-based multiple
+ * linked-list), the in-memory merge cache of MIM (paper, section 4.3).
  *
  * A hash table of N slots keyed by oid (open addressing), each slot heading
  * a list of M object-sized blocks; block position j of every list belongs
