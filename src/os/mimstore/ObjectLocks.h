@@ -2,9 +2,12 @@
 // vim: ts=8 sw=2 smarttab
 /*
  * mimstore: object stripe locks. One object's file data is serialized
- * between the apply thread, the flush thread and readers by one of 256
- * mutexes, chosen by hashing the collection and file names (objects share
- * a stripe by chance; that only costs waiting).
+ * between the apply thread's direct writes and other ops, the flush thread
+ * and readers by one of 256 mutexes, chosen by hashing the collection and
+ * file names (objects share a stripe by chance; that only costs waiting).
+ * A write that merges into the cache takes none: it only adds to the
+ * active generation, and the flush holds a stripe across file writes that
+ * can wait seconds behind a full disk queue.
  *
  * Order: a stripe is taken before coll_lock, Collection::lock, durable_lock
  * and the HTMLL's lock (an op locks its object first, then looks it up).
