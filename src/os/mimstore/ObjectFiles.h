@@ -17,7 +17,10 @@
  * Locking: ObjectFiles itself only guards its fd cache (fd_lock). Callers
  * serialize operations on one object (the store's object stripe locks) and
  * on one collection directory (the store's apply thread is the only writer
- * of directories).
+ * of directories). Opening an existing object needs no lock (a merged write
+ * opens without one): two threads that both miss the cache open the file
+ * twice, the later fd replaces the earlier in the cache, and each ObjectFD
+ * stays valid while it is referenced.
  */
 #pragma once
 
