@@ -176,6 +176,12 @@ class Sim {
     ASSERT_NE(nullptr, src);
     ASSERT_GE(d.jpos, src->jpos);
     ASSERT_LE(d.jpos + d.length, src->jpos + src->length);
+    // The source is the whole write the bytes came with (the cache keeps
+    // it as a record and hands out a copy), not just a range whose crc
+    // happens to match.
+    auto w = journal_writes_.find(src->jpos);
+    ASSERT_NE(journal_writes_.end(), w) << "jpos " << src->jpos;
+    ASSERT_EQ(w->second, src->length) << "jpos " << src->jpos;
     ASSERT_EQ(src->crc, crc32c(0, journal_.data() + src->jpos, src->length));
     out->assign(journal_, d.jpos, d.length);
   }
@@ -258,6 +264,7 @@ class Sim {
       src->jpos = journal_.size();
       src->length = len;
       src->crc = crc32c(0, data.data(), len);
+      journal_writes_.emplace(src->jpos, len);
       ref = DataRef::in_journal(std::move(src));
     }
     journal_ += data;
@@ -503,6 +510,7 @@ class Sim {
   std::map<Key, ModelObject> objs_;
   std::vector<Key> drain_;  // frozen objects not yet drained
   std::string journal_;  // every write's bytes, at the jpos it was given
+  std::map<uint64_t, uint64_t> journal_writes_;  // journal-only writes: jpos -> length
   sn_t next_sn_ = 0;
   std::set<sn_t> outstanding_;    // sns whose data is not in the backend yet
   std::map<sn_t, uint32_t> refs_;  // merged sns -> takes still to come

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <malloc.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -888,6 +889,115 @@ TEST(Htmll, MemoryGrowsWithBytesNotSlotsTimesBlocks)
   // proportional to N; nothing is proportional to M * block_size.
   EXPECT_LT(one, 24 * 1024) << "KiB";
   EXPECT_LT(two, 40 * 1024) << "KiB";
+}
+
+// A journal-only write is kept as a 32-byte record, not as the DataRef it
+// came in: every extent handed out gets a JournalSource equal to the whole
+// write's (position, length, crc), and its jpos moves with every cut.
+TEST(Htmll, JournalOnlyWriteKeepsItsSourceThroughCuts)
+{
+  Htmll h(small_config());
+  auto src = std::make_shared<JournalSource>();
+  src->jpos = 1000;
+  src->length = 12288;
+  src->crc = 0xabcd1234;
+  ASSERT_EQ(MERGED, h.insert("c", "o", 1, 0, DataRef::in_journal(src)));
+  ASSERT_EQ(MERGED, h.insert("c", "o", 2, 4096, bytes(4096, 'b')));  // the middle
+  ASSERT_EQ(MERGED, h.insert("c", "o", 3, 0, bytes(100, 'c')));      // the head's head
+  auto check = [&](const std::vector<CachedExtent>& v) {
+    ASSERT_EQ(4u, v.size());
+    // (offset, length, sn, jpos) of the journal-only pieces.
+    const std::vector<std::tuple<uint64_t, uint64_t, sn_t, uint64_t>> want = {
+      {100, 3996, 1, 1100}, {8192, 4096, 1, 9192}};
+    for (size_t k = 0; k < 2; ++k) {
+      const CachedExtent& e = v[k == 0 ? 1 : 3];
+      auto [off, len, sn, jpos] = want[k];
+      EXPECT_EQ(off, e.offset);
+      EXPECT_EQ(len, e.data.length);
+      EXPECT_EQ(sn, e.sn);
+      EXPECT_FALSE(e.data.resident());
+      EXPECT_EQ(jpos, e.data.jpos);
+      const JournalSource* s = e.data.source();
+      ASSERT_NE(nullptr, s);
+      EXPECT_EQ(1000u, s->jpos);
+      EXPECT_EQ(12288u, s->length);
+      EXPECT_EQ(0xabcd1234u, s->crc);
+    }
+    EXPECT_EQ(std::string(100, 'c'), v[0].data.view());
+    EXPECT_EQ(std::string(4096, 'b'), v[2].data.view());
+  };
+  check(all(h, "c", "o"));
+  std::vector<CachedExtent> part;
+  h.lookup("c", "o", 8200, 8, &part);  // a slice of a piece
+  ASSERT_EQ(1u, part.size());
+  EXPECT_EQ(9200u, part[0].data.jpos);
+  EXPECT_EQ(8u, part[0].data.length);
+  EXPECT_EQ(1000u, part[0].data.source()->jpos);
+  uint64_t end = 0;
+  ASSERT_TRUE(h.cached_end("c", "o", &end));
+  EXPECT_EQ(12288u, end);
+  // The cache keeps no reference to the source it was given.
+  EXPECT_EQ(1, src.use_count());
+  ObjectState st;
+  ASSERT_TRUE(h.take_object("c", "o", &st));
+  check(st.extents);
+  EXPECT_EQ((std::vector<sn_t>{1, 2, 3}), st.sns);
+}
+
+// A DataRef the compact record cannot express (here journal-only without a
+// position) is kept as given: the same owner comes back.
+TEST(Htmll, UnusualDataRefIsKeptAsGiven)
+{
+  Htmll h(small_config());
+  auto src = std::make_shared<JournalSource>();
+  src->jpos = 1000;
+  src->length = 4096;
+  DataRef d = DataRef::in_journal(src);
+  d.jpos = NO_JPOS;
+  ASSERT_EQ(MERGED, h.insert("c", "o", 1, 0, d));
+  ASSERT_EQ(MERGED, h.insert("c", "o", 2, 1000, bytes(10, 'x')));
+  std::vector<CachedExtent> v = all(h, "c", "o");
+  ASSERT_EQ(3u, v.size());
+  for (size_t k : {0, 2}) {
+    EXPECT_EQ(src.get(), v[k].data.source()) << k;
+    EXPECT_FALSE(v[k].data.has_jpos()) << k;
+  }
+  EXPECT_EQ(1000u, v[0].data.length);
+  EXPECT_EQ(4096u - 1010, v[2].data.length);
+}
+
+// A block keeps its sns in 4 bytes each while they stay within 2^32 above
+// the first; any other sn (smaller, or far larger) widens the list, and
+// order, multiplicity and each extent's sn are kept either way.
+TEST(Htmll, SnsOfAnyRangeAreKept)
+{
+  const std::vector<std::vector<sn_t>> cases = {
+    {10, 11, 11, 12, 10 + UINT32_MAX},              // narrow
+    {10, 11, 5, 12},                                // below the first
+    {10, 11, 11 + (uint64_t(1) << 32), 12},         // past the window
+    {UINT64_MAX - 1, 3, UINT64_MAX, 1},             // both
+  };
+  for (const auto& sns : cases) {
+    Htmll h(small_config());
+    Want want;
+    for (size_t i = 0; i < sns.size(); ++i) {
+      const char fill = char('a' + i);
+      // Each write at its own offset, the third exactly over the second.
+      const uint64_t off = i == 2 ? 100 : 100 * i;
+      ASSERT_EQ(MERGED, h.insert("c", "o", sns[i], off, bytes(50, fill)));
+    }
+    for (size_t i = 0; i < sns.size(); ++i) {
+      if (i != 1) {
+        want.emplace_back(i == 2 ? 100 : 100 * i, 50, sns[i], char('a' + i));
+      }
+    }
+    std::sort(want.begin(), want.end());
+    expect_extents(want, all(h, "c", "o"));
+    ObjectState st;
+    ASSERT_TRUE(h.take_object("c", "o", &st));
+    expect_extents(want, st.extents);
+    EXPECT_EQ(sns, st.sns);
+  }
 }
 
 TEST(HtmllDeathTest, ZeroLengthWriteIsAContractViolation)

@@ -10,8 +10,8 @@
  *   Slot       oid, and its blocks as a short list of (position, Block):
  *              an oid is rarely written in more than one collection, so the
  *              list costs memory per block, never M per slot
- *   Block      extents: offset -> {DataRef, sn}, non-overlapping; the sns
- *              merged into it, in insert order
+ *   Block      extents: a vector of 32-byte Ext records sorted by offset,
+ *              non-overlapping; the sns merged into it, in insert order
  *   positions  pos_cid[j] / cid_pos: the collection bound to position j
  *
  * This library is free software; you can redistribute it and/or
@@ -27,7 +27,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iterator>
-#include <map>
+#include <memory>
 
 // Always on, like ceph_assert: for caller contract violations that would
 // otherwise corrupt the cache silently.
@@ -55,54 +55,240 @@ uint64_t hash_oid(std::string_view oid)
   return std::hash<std::string_view>{}(oid);
 }
 
+// One extent of a block: 32 bytes, kept in a sorted vector (a std::map
+// node holding a DataRef and an sn took 96 bytes of heap, and each
+// journal-only write's make_shared JournalSource 48 more: docs/mim-core.md
+// "Memory per cached write"). Offsets and lengths fit in 32 bits because
+// block_size <= 2^30 (HtmllConfig::validate).
+//
+// Two forms, told apart by src_len:
+//  - journal-only (src_len > 0): the bytes are [src_jpos + delta, + len) on
+//    the journal device, part of the write (src_jpos, src_len, crc). No
+//    allocation: the JournalSource the write came with is released, and
+//    to_ref() builds a new one, equal to it, for every extent handed out.
+//  - boxed (src_len == 0): any other DataRef (bytes in memory, or a form
+//    the journal-only one cannot express), owned by the Block through
+//    `ref`. Invariant: ref->length == len.
 struct Ext {
-  DataRef data;  // length is the extent's length
-  sn_t sn = 0;
-};
-using ExtentMap = std::map<uint64_t, Ext>;
+  struct JournalPart {
+    uint64_t src_jpos;  // the whole write's first byte on the journal
+    uint32_t crc;       // crc32c of the whole write
+    uint32_t delta;     // this extent's first byte is src_jpos + delta
+  };
 
-// The first extent of m that ends after off: where a walk over the extents
-// overlapping [off, ...) starts.
-ExtentMap::const_iterator first_overlap(const ExtentMap& m, uint64_t off)
-{
-  auto it = m.upper_bound(off);
-  if (it != m.begin()) {
-    auto p = std::prev(it);
-    if (p->first + p->second.data.length > off) {
-      return p;
+  uint32_t off = 0;      // in the block
+  uint32_t len = 0;
+  uint32_t sn_idx = 0;   // its sn is Block::sns[sn_idx]
+  uint32_t src_len = 0;  // the whole write's length; 0: boxed
+  union {
+    JournalPart j = {};
+    DataRef* ref;        // boxed: owned by the Block
+  };
+
+  uint64_t end() const { return uint64_t(off) + len; }
+  bool boxed() const { return src_len == 0; }
+
+  // Bytes [off + from, off + from + n) as a DataRef. REQUIRES: from + n <= len.
+  DataRef to_ref(uint32_t from, uint32_t n) const {
+    if (boxed()) {
+      return ref->slice(from, n);
+    }
+    auto src = std::make_shared<JournalSource>();
+    src->jpos = j.src_jpos;
+    src->length = src_len;
+    src->crc = j.crc;
+    return DataRef(std::move(src), nullptr, n, j.src_jpos + j.delta + from);
+  }
+
+  // Drop the first n bytes in place. REQUIRES: n < len.
+  void drop_front(uint32_t n) {
+    off += n;
+    len -= n;
+    if (boxed()) {
+      ref->drop_front(n);
+    } else {
+      j.delta += n;
     }
   }
-  return it;
+
+  // Keep the first n bytes. REQUIRES: 0 < n <= len.
+  void keep_front(uint32_t n) {
+    len = n;
+    if (boxed()) {
+      ref->length = n;
+    }
+  }
+};
+static_assert(sizeof(Ext) == 32, "an extent record is 32 bytes");
+using ExtentVec = std::vector<Ext>;
+
+// Room for `more` elements past size(), growing by a quarter instead of
+// libstdc++'s doubling: a block's vectors hold tens of elements, and
+// doubling left a quarter of them empty on average (about 12 bytes per
+// cached write). Amortized O(1) still: at most 5 copies per element.
+template <typename T>
+void reserve_more(std::vector<T>& v, size_t more)
+{
+  if (v.size() + more > v.capacity()) {
+    v.reserve(std::max(v.size() + more, v.size() + v.size() / 4 + 2));
+  }
 }
 
-// Bytes of [off, end) that extents of m already cover.
-uint64_t overlap_bytes(const ExtentMap& m, uint64_t off, uint64_t end)
+// The sns merged into a block, in insert order, with multiplicity: 4 bytes
+// each while every one is within 2^32 above the first (the store's sns
+// grow by one per transaction, so a block's always are), 8 bytes (two
+// halves, low first) once one is not.
+class SnList {
+ public:
+  size_t size() const { return wide_ ? v_.size() / 2 : v_.size(); }
+
+  sn_t operator[](size_t i) const {
+    return wide_ ? sn_t(v_[2 * i]) | sn_t(v_[2 * i + 1]) << 32
+                 : base_ + v_[i];
+  }
+
+  void push_back(sn_t sn) {
+    if (!wide_ && v_.empty()) {
+      base_ = sn;
+    }
+    if (!wide_ && (sn < base_ || sn - base_ > UINT32_MAX)) {
+      widen();
+    }
+    if (wide_) {
+      reserve_more(v_, 2);
+      v_.push_back(uint32_t(sn));
+      v_.push_back(uint32_t(sn >> 32));
+    } else {
+      reserve_more(v_, 1);
+      v_.push_back(uint32_t(sn - base_));
+    }
+  }
+
+  void append_to(std::vector<sn_t>* out) const {
+    const size_t n = size();
+    out->reserve(out->size() + n);
+    for (size_t i = 0; i < n; ++i) {
+      out->push_back((*this)[i]);
+    }
+  }
+
+ private:
+  void widen() {
+    std::vector<uint32_t> w;
+    w.reserve(2 * v_.size() + 2);
+    for (uint32_t d : v_) {
+      const sn_t sn = base_ + d;
+      w.push_back(uint32_t(sn));
+      w.push_back(uint32_t(sn >> 32));
+    }
+    v_.swap(w);
+    wide_ = true;
+  }
+
+  std::vector<uint32_t> v_;
+  sn_t base_ = 0;      // the first sn, while !wide_
+  bool wide_ = false;
+};
+
+// Index of the first extent of v that ends after off: where a walk over the
+// extents overlapping [off, ...) starts.
+size_t first_overlap(const ExtentVec& v, uint64_t off)
+{
+  auto it = std::upper_bound(
+    v.begin(), v.end(), off,
+    [](uint64_t o, const Ext& e) { return o < e.off; });  // first starting after off
+  if (it != v.begin() && std::prev(it)->end() > off) {
+    --it;
+  }
+  return it - v.begin();
+}
+
+// Bytes of [off, end) that extents of v already cover.
+uint64_t overlap_bytes(const ExtentVec& v, uint64_t off, uint64_t end)
 {
   uint64_t ov = 0;
-  for (auto it = first_overlap(m, off); it != m.end() && it->first < end; ++it) {
-    ov += std::min(it->first + it->second.data.length, end) - std::max(it->first, off);
+  for (size_t i = first_overlap(v, off); i < v.size() && v[i].off < end; ++i) {
+    ov += std::min(v[i].end(), end) - std::max<uint64_t>(v[i].off, off);
   }
   return ov;
-}
-
-// Append to *out the parts of m's extents inside [off, end), clipped.
-void clip_extents(const ExtentMap& m, uint64_t off, uint64_t end,
-                  std::vector<CachedExtent>* out)
-{
-  for (auto it = first_overlap(m, off); it != m.end() && it->first < end; ++it) {
-    const uint64_t s = std::max(it->first, off);
-    const uint64_t e = std::min(it->first + it->second.data.length, end);
-    out->push_back(
-      CachedExtent{s, it->second.data.slice(s - it->first, e - s), it->second.sn});
-  }
 }
 
 }  // namespace
 
 struct Htmll::Block {
-  ExtentMap extents;
-  std::vector<sn_t> sns;  // every merged sn, in insert order
+  ExtentVec extents;      // sorted by off, non-overlapping
+  SnList sns;             // every merged sn, in insert order
   uint64_t bytes = 0;     // sum of extent lengths
+
+  Block() = default;
+  Block(const Block&) = delete;
+  Block& operator=(const Block&) = delete;
+  ~Block() {
+    for (Ext& e : extents) {
+      if (e.boxed()) {
+        delete e.ref;
+      }
+    }
+  }
+
+  // Append to *out the parts of the extents inside [off, end), clipped.
+  void clip(uint64_t off, uint64_t end, std::vector<CachedExtent>* out) const {
+    for (size_t i = first_overlap(extents, off);
+         i < extents.size() && extents[i].off < end; ++i) {
+      const Ext& e = extents[i];
+      const uint64_t s = std::max<uint64_t>(e.off, off);
+      const uint64_t t = std::min(e.end(), end);
+      out->push_back(CachedExtent{
+        s, e.to_ref(uint32_t(s - e.off), uint32_t(t - s)), sns[e.sn_idx]});
+    }
+  }
+
+  // The extents as CachedExtents, moved out (boxed DataRefs change no
+  // reference count); leaves extents empty. sns is left alone.
+  std::vector<CachedExtent> extract() {
+    std::vector<CachedExtent> v;
+    v.reserve(extents.size());
+    for (Ext& e : extents) {
+      if (e.boxed()) {
+        v.push_back(CachedExtent{e.off, std::move(*e.ref), sns[e.sn_idx]});
+        delete e.ref;
+      } else {
+        v.push_back(CachedExtent{e.off, e.to_ref(0, e.len), sns[e.sn_idx]});
+      }
+    }
+    extents.clear();
+    return v;
+  }
+
+  uint64_t merge(Ext nw, DataRef** released);
+};
+
+// A write on its way into the cache, prepared before mu_ is taken: its
+// extent record, journal-only if the DataRef allows it (nothing to
+// allocate), else with the DataRef moved into a box of its own.
+struct Htmll::Incoming {
+  Ext ext;                       // off, len and sn_idx are set under mu_
+  uint64_t length = 0;
+  std::unique_ptr<DataRef> box;  // the boxed form until a block owns it
+  DataRef* released = nullptr;   // replaced by an exact overwrite
+
+  explicit Incoming(DataRef&& d) : length(d.length) {
+    const JournalSource* src = d.source();
+    if (src && d.has_jpos() && src->length > 0 && src->length <= UINT32_MAX &&
+        d.length <= src->length && d.jpos >= src->jpos &&
+        d.jpos - src->jpos <= src->length - d.length) {
+      ext.src_len = uint32_t(src->length);
+      ext.j.src_jpos = src->jpos;
+      ext.j.crc = src->crc;
+      ext.j.delta = uint32_t(d.jpos - src->jpos);
+      return;  // d, and with it the JournalSource, is released by the caller
+    }
+    box = std::make_unique<DataRef>(std::move(d));
+    ext.ref = box.get();
+  }
+  ~Incoming() { delete released; }
+  Incoming(const Incoming&) = delete;
+  Incoming& operator=(const Incoming&) = delete;
 };
 
 struct Htmll::Slot {
@@ -258,98 +444,83 @@ struct Htmll::Generation {
   }
 };
 
-namespace {
-
-// Merge [off, off + data.length) into m. The later write wins over
-// whatever it overlaps; surviving parts of older extents keep their sn.
-// Returns the growth in cached bytes. May swap a replaced DataRef into
-// `data`, so the caller releases it after dropping the lock.
-uint64_t merge_extent(ExtentMap& m, uint64_t off, DataRef& data, sn_t sn)
+// Merge nw into the extents. The later write wins over whatever it
+// overlaps; surviving parts of older extents keep their sn. Returns the
+// growth in cached bytes. On an exact overwrite of a boxed extent its
+// DataRef goes to *released, for the caller to delete after dropping the
+// lock; boxes dropped by other overlap shapes are deleted here.
+// REQUIRES: nw.len > 0, nw.end() <= block_size; nw's box (if any) is now
+// owned by this block.
+uint64_t Htmll::Block::merge(Ext nw, DataRef** released)
 {
-  const uint64_t len = data.length;
-  const uint64_t end = off + len;
+  ExtentVec& v = extents;
+  const uint64_t off = nw.off, end = nw.end();
+  // [i, k): the extents overlapping [off, end).
+  const size_t i = first_overlap(v, off);
+  size_t k = i;
   uint64_t removed = 0;
-  ExtentMap::node_type spare;  // a node freed by this write, reused for it
-
-  auto it = m.upper_bound(off);  // first extent starting after off
-  bool covered = false;          // one older extent covers [off, end)
-  if (it != m.begin()) {
-    auto p = std::prev(it);
-    const uint64_t pstart = p->first;
-    const uint64_t pend = pstart + p->second.data.length;
-    if (pend > off) {
-      if (pstart == off && pend == end) {
-        // Exact overwrite, the common case for aligned rewrites.
-        std::swap(p->second.data, data);
-        p->second.sn = sn;
-        return 0;
-      }
-      if (pend > end) {
-        // p sticks out past the new range: its tail [end, pend) survives
-        // as an extent of its own (sharing p's buffer).
-        it = m.emplace_hint(
-          it, end,
-          Ext{p->second.data.slice(end - pstart, pend - end), p->second.sn});
-        covered = true;
-      }
-      removed += std::min(pend, end) - off;
-      if (pstart < off) {
-        p->second.data.length = off - pstart;  // keep p's head
-      } else {
-        spare = m.extract(p);
-      }
-    }
+  for (; k < v.size() && v[k].off < end; ++k) {
+    removed += std::min(v[k].end(), end) - std::max<uint64_t>(v[k].off, off);
   }
-  // Extents starting inside [off, end): drop those inside, trim the one
-  // that straddles end. None if one extent covered the whole range.
-  while (!covered && it != m.end() && it->first < end) {
-    const uint64_t estart = it->first;
-    const uint64_t eend = estart + it->second.data.length;
-    auto nx = std::next(it);
-    if (eend <= end) {
-      removed += eend - estart;
-      if (spare.empty()) {
-        spare = m.extract(it);
+  if (k == i + 1 && v[i].off == off && v[i].len == nw.len) {
+    // Exact overwrite, the common case for aligned rewrites.
+    if (v[i].boxed()) {
+      *released = v[i].ref;
+    }
+    v[i] = nw;
+    return 0;
+  }
+  // What replaces [i, k): the head of v[i] before off, nw, the tail of
+  // v[k-1] after end.
+  Ext repl[3];
+  size_t n = 0;
+  const bool head = k > i && v[i].off < off;
+  const bool tail = k > i && v[k - 1].end() > end;
+  Ext t;
+  if (tail) {
+    const Ext& last = v[k - 1];
+    const uint32_t cut = uint32_t(end - last.off);
+    t = last;
+    if (head && k == i + 1) {
+      // One extent sticks out on both sides: its tail becomes an extent of
+      // its own (sharing the buffer, or the same journal write).
+      t.off = uint32_t(end);
+      t.len = last.len - cut;
+      if (last.boxed()) {
+        t.ref = new DataRef(last.ref->slice(cut, t.len));
       } else {
-        m.erase(it);
+        t.j.delta += cut;
       }
-      it = nx;
     } else {
-      // Keep [end, eend): re-key the node, advance the view in place (same
-      // buffer, so no reference count traffic).
-      const uint64_t cut = end - estart;
-      removed += cut;
-      auto nh = m.extract(it);
-      nh.key() = end;
-      nh.mapped().data.drop_front(cut);
-      it = m.insert(nx, std::move(nh));
-      break;
+      t.drop_front(cut);  // the box, if any, moves over with it
     }
   }
-  if (spare.empty()) {
-    m.emplace_hint(it, off, Ext{std::move(data), sn});
-    data = DataRef();
+  // Delete the boxes of the extents dropped whole; the head keeps v[i]'s,
+  // the tail v[k-1]'s (or a new one, above).
+  for (size_t m = i; m < k; ++m) {
+    if (v[m].boxed() && !(head && m == i) && !(tail && m == k - 1)) {
+      delete v[m].ref;
+    }
+  }
+  if (head) {
+    repl[n] = v[i];
+    repl[n++].keep_front(uint32_t(off - v[i].off));
+  }
+  repl[n++] = nw;
+  if (tail) {
+    repl[n++] = t;
+  }
+  const size_t old = k - i;
+  if (n <= old) {
+    std::copy(repl, repl + n, v.begin() + i);
+    v.erase(v.begin() + i + n, v.begin() + k);
   } else {
-    spare.key() = off;
-    std::swap(spare.mapped().data, data);  // old ref leaves with `data`
-    spare.mapped().sn = sn;
-    m.insert(it, std::move(spare));
+    std::copy(repl, repl + old, v.begin() + i);
+    reserve_more(v, n - old);
+    v.insert(v.begin() + k, repl + old, repl + n);
   }
-  return len - removed;
+  return nw.len - removed;
 }
-
-// Extents of a map the caller owns, moved out (no reference counts change).
-std::vector<CachedExtent> extract_extents(ExtentMap& m)
-{
-  std::vector<CachedExtent> v;
-  v.reserve(m.size());
-  for (auto& [off, e] : m) {
-    v.push_back(CachedExtent{off, std::move(e.data), e.sn});
-  }
-  return v;
-}
-
-}  // namespace
 
 const char* to_string(InsertResult r)
 {
@@ -423,12 +594,12 @@ void Htmll::to_state(std::unique_ptr<Block> frozen,
   ObjectState st;
   std::vector<CachedExtent> top;
   if (frozen) {
-    st.extents = extract_extents(frozen->extents);
-    st.sns = std::move(frozen->sns);
+    st.extents = frozen->extract();
+    frozen->sns.append_to(&st.sns);
   }
   if (active) {
-    top = extract_extents(active->extents);
-    st.sns.insert(st.sns.end(), active->sns.begin(), active->sns.end());
+    top = active->extract();
+    active->sns.append_to(&st.sns);
   }
   st.extents = overlay_extents(std::move(st.extents), std::move(top));
   *out = std::move(st);
@@ -448,11 +619,12 @@ InsertResult Htmll::insert(std::string_view cid, std::string_view oid,
   // to flush and would leave the sn unaccounted.
   MIM_CHECK(data.length > 0);
   const uint64_t h = hash_oid(oid);
+  Incoming in(std::move(data));  // any allocation before mu_
   InsertResult r;
   std::unique_ptr<Block> frozen_block, active_block;
   {
     std::lock_guard l(mu_);
-    r = insert_locked(cid, oid, h, sn, offset, data);
+    r = insert_locked(cid, oid, h, sn, offset, in);
     if (r != InsertResult::MERGED && taken) {
       if (frozen_) {
         frozen_block = remove_block_locked(*frozen_, cid, oid, h);
@@ -464,12 +636,13 @@ InsertResult Htmll::insert(std::string_view cid, std::string_view oid,
     to_state(std::move(frozen_block), std::move(active_block), taken);
   }
   return r;
-  // `data` (possibly holding a replaced DataRef) is released after mu_.
+  // `in` (holding a replaced DataRef, or the box of a refused write) and
+  // `data` are released after mu_.
 }
 
 InsertResult Htmll::insert_locked(std::string_view cid, std::string_view oid,
                                   uint64_t h, sn_t sn, uint64_t offset,
-                                  DataRef& data)
+                                  Incoming& in)
 {
   Generation& g = *active_;
   ++counters_.inserts;
@@ -518,7 +691,7 @@ InsertResult Htmll::insert_locked(std::string_view cid, std::string_view oid,
     ++counters_.direct_no_block;
     return InsertResult::DIRECT_NO_BLOCK;
   }
-  const uint64_t len = data.length;
+  const uint64_t len = in.length;
   if (offset > config_.block_size || len > config_.block_size - offset) {
     ++counters_.direct_beyond_block;
     return InsertResult::DIRECT_BEYOND_BLOCK;
@@ -559,7 +732,13 @@ InsertResult Htmll::insert_locked(std::string_view cid, std::string_view oid,
     ++g.blocks;
   }
   const size_t extents_before = b->extents.size();
-  const uint64_t grown = merge_extent(b->extents, offset, data, sn);
+  // Checked above: offset + len <= block_size <= 2^30.
+  in.ext.off = uint32_t(offset);
+  in.ext.len = uint32_t(len);
+  MIM_CHECK(b->sns.size() < UINT32_MAX);
+  in.ext.sn_idx = uint32_t(b->sns.size());
+  in.box.release();  // if boxed, in.ext.ref now belongs to the block
+  const uint64_t grown = b->merge(in.ext, &in.released);
   b->bytes += grown;
   g.bytes += grown;
   g.pos_bytes[pos] += grown;
@@ -659,11 +838,11 @@ void Htmll::lookup(std::string_view cid, std::string_view oid, uint64_t off,
     std::lock_guard l(mu_);
     if (frozen_) {
       if (const Block* b = find_block_locked(*frozen_, cid, oid, h)) {
-        clip_extents(b->extents, off, end, &base);
+        b->clip(off, end, &base);
       }
     }
     if (const Block* b = find_block_locked(*active_, cid, oid, h)) {
-      clip_extents(b->extents, off, end, out);
+      b->clip(off, end, out);
     }
   }
   if (!base.empty()) {
@@ -685,8 +864,7 @@ bool Htmll::cached_end(std::string_view cid, std::string_view oid,
     if (const Block* b = find_block_locked(*g, cid, oid, h)) {
       // Extents do not overlap, so the last one ends highest. A block is
       // never empty (it is created by a merged write of length > 0).
-      const auto& last = *b->extents.rbegin();
-      e = std::max(e, last.first + last.second.data.length);
+      e = std::max(e, b->extents.back().end());
       found = true;
     }
   }

@@ -17,7 +17,10 @@
  *
  * Blocks are allocated lazily and hold extents (offset -> DataRef), not
  * block_size buffers, so memory grows with the bytes cached, not with
- * N * M * block_size.
+ * N * M * block_size. An extent is a 32-byte record; a journal-only one
+ * (DataRef::in_journal) keeps its write's JournalSource inline, so the
+ * DataRefs that lookup() and take_*() hand out carry a new JournalSource
+ * equal to the one inserted, not the same object.
  *
  * Geometry grows: N and M are initial sizes. The slot table doubles (a
  * rehash under the lock) when a new oid would take it past 7/8 load, and
@@ -212,6 +215,7 @@ class Htmll {
   struct Block;
   struct Slot;
   struct Generation;
+  struct Incoming;
 
   struct StrHash {
     using is_transparent = void;
@@ -225,7 +229,7 @@ class Htmll {
   // REQUIRES: mu_ held (all of them).
   InsertResult insert_locked(std::string_view cid, std::string_view oid,
                              uint64_t hash, sn_t sn, uint64_t offset,
-                             DataRef& data);
+                             Incoming& in);
   Slot* claim_slot_locked(Generation& g, std::string_view oid, uint64_t hash);
   std::unique_ptr<Block> remove_block_locked(Generation& g,
                                              std::string_view cid,

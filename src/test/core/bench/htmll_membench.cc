@@ -22,7 +22,11 @@
  * slots and oid strings, table growth. Not a gtest: it prints, it does not
  * judge.
  *
- *   htmll_membench [N ...]    (default: 200000 400000)
+ *   htmll_membench [-w write_bytes] [-o objects] [N ...]
+ *
+ * Defaults: 4096-byte writes, 16384 objects (64 GiB), N = 200000 and
+ * 400000. Small writes into few objects (-w 512 -o 16) show the cost of
+ * many extents per block: the insert rate, not the memory, is the point.
  *
  * This library is free software; you can redistribute it and/or
  * modify it under the terms of the GNU Lesser General Public
@@ -46,8 +50,6 @@ using namespace mim;
 namespace {
 
 constexpr uint64_t BLOCK = uint64_t(4) << 20;
-constexpr uint64_t IMAGE = uint64_t(64) << 30;
-constexpr uint64_t WRITE = 4096;
 constexpr uint32_t CIDS = 32;
 constexpr uint64_t JOURNAL = uint64_t(4) << 30;
 
@@ -80,9 +82,9 @@ struct Result {
   double seconds = 0;
 };
 
-Result run(uint64_t n, bool journal, uint64_t seed)
+Result run(uint64_t n, bool journal, uint64_t write, uint64_t objects,
+           uint64_t seed)
 {
-  const uint64_t objects = IMAGE / BLOCK;
   // FileStore-style names, as the store passes them (the collection's
   // directory name and the object's file name, 50-60 bytes).
   std::vector<std::string> cids, oids;
@@ -98,7 +100,7 @@ Result run(uint64_t n, bool journal, uint64_t seed)
     oids.emplace_back(name);
   }
   std::mt19937_64 rng(seed);
-  const std::string bytes(WRITE, 'x');
+  const std::string bytes(write, 'x');
 
   malloc_trim(0);
   Result r;
@@ -108,19 +110,19 @@ Result run(uint64_t n, bool journal, uint64_t seed)
   uint64_t jpos = 0;
   for (uint64_t i = 0; i < n; ++i) {
     const uint64_t obj = rng() % objects;
-    const uint64_t off = (rng() % (BLOCK / WRITE)) * WRITE;
+    const uint64_t off = (rng() % (BLOCK / write)) * write;
     DataRef ref;
     if (journal) {
       auto src = std::make_shared<JournalSource>();
       src->jpos = jpos;
-      src->length = WRITE;
+      src->length = write;
       src->crc = uint32_t(i);
       ref = DataRef::in_journal(std::move(src));
     } else {
       ref = DataRef::copy_of(bytes);
       ref.jpos = jpos;
     }
-    jpos += WRITE + 512;  // the transaction around the data
+    jpos += write + 512;  // the transaction around the data
     const InsertResult res =
       h->insert(cids[obj % CIDS], oids[obj], i + 1, off, std::move(ref));
     if (res == InsertResult::MERGED) {
@@ -143,21 +145,32 @@ Result run(uint64_t n, bool journal, uint64_t seed)
 int main(int argc, char** argv)
 {
   std::vector<uint64_t> ns;
+  uint64_t write = 4096, objects = 16384;
   for (int i = 1; i < argc; ++i) {
-    ns.push_back(std::strtoull(argv[i], nullptr, 10));
+    const std::string a = argv[i];
+    if ((a == "-w" || a == "-o") && i + 1 < argc) {
+      (a == "-w" ? write : objects) = std::strtoull(argv[++i], nullptr, 10);
+    } else {
+      ns.push_back(std::strtoull(argv[i], nullptr, 10));
+    }
   }
   if (ns.empty()) {
     ns = {200000, 400000};
   }
-  std::printf("64 GiB image, 4 MiB objects (%llu), %u collections, uniform "
-              "4 KiB writes\n",
-              (unsigned long long)(IMAGE / BLOCK), CIDS);
+  if (write == 0 || BLOCK % write != 0 || objects == 0) {
+    std::fprintf(stderr, "-w must divide 4 MiB, -o must be > 0\n");
+    return 2;
+  }
+  std::printf("%g GiB image, 4 MiB objects (%llu), %u collections, uniform "
+              "%llu-byte writes\n",
+              double(objects * BLOCK) / double(uint64_t(1) << 30),
+              (unsigned long long)objects, CIDS, (unsigned long long)write);
   std::printf("%-9s %8s %8s %8s %8s %12s %10s %10s %8s\n", "mode", "N",
               "merged", "refused", "objects", "extents", "heap MiB",
               "B/write", "M ins/s");
   for (const bool journal : {true, false}) {
     for (uint64_t n : ns) {
-      const Result r = run(n, journal, 42);
+      const Result r = run(n, journal, write, objects, 42);
       std::printf("%-9s %8llu %8llu %8llu %8llu %12llu %10.1f %10.1f %8.2f\n",
                   journal ? "journal" : "resident", (unsigned long long)n,
                   (unsigned long long)r.merged, (unsigned long long)r.refused,
