@@ -29,16 +29,7 @@
 #include <iterator>
 #include <memory>
 
-// Always on, like ceph_assert: for caller contract violations that would
-// otherwise corrupt the cache silently.
-#define MIM_CHECK(cond)                                                   \
-  do {                                                                    \
-    if (!(cond)) {                                                        \
-      std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, \
-                   #cond);                                                \
-      std::abort();                                                       \
-    }                                                                     \
-  } while (0)
+#include "core/check.h"
 
 namespace mim {
 

@@ -1,0 +1,172 @@
+// -*- mode:C++; tab-width:8; c-basic-offset:2; indent-tabs-mode:t -*-
+// vim: ts=8 sw=2 smarttab
+/*
+ * mimstore: durability accounting and the sync thread (see durability.h).
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Lesser General Public
+ * License version 2.1, as published by the Free Software
+ * Foundation.  See file COPYING.
+ */
+#include "core/durability.h"
+
+#include "core/check.h"
+
+namespace mim {
+
+void Durability::hold(sn_t sn)
+{
+  std::lock_guard l(parts_lock);
+  ++holds[sn];
+}
+
+void Durability::release_after_sync(sn_t sn)
+{
+  std::lock_guard l(parts_lock);
+  unsynced.push_back(sn);
+}
+
+void Durability::release_after_sync(const std::vector<sn_t>& sns)
+{
+  std::lock_guard l(parts_lock);
+  unsynced.insert(unsynced.end(), sns.begin(), sns.end());
+}
+
+void Durability::reset_checkpoint(sn_t first)
+{
+  tracker.reset(first);
+}
+
+size_t Durability::sns_held() const
+{
+  std::lock_guard l(parts_lock);
+  return holds.size();
+}
+
+size_t Durability::parts_unsynced() const
+{
+  std::lock_guard l(parts_lock);
+  return unsynced.size();
+}
+
+void Durability::configure(const DurabilityLimits& l, DurabilityHooks h)
+{
+  limits = l;
+  hooks = std::move(h);
+  std::lock_guard g(sync_lock);
+  stopping = false;
+}
+
+void Durability::stop()
+{
+  std::lock_guard l(sync_lock);
+  stopping = true;
+  sync_cond.notify_all();
+}
+
+void Durability::request_sync()
+{
+  std::lock_guard l(sync_lock);
+  requested = true;
+  sync_cond.notify_all();
+}
+
+void Durability::wait_for_next_sync()
+{
+  std::unique_lock l(sync_lock);
+  const uint64_t want = started + 1;
+  requested = true;
+  sync_cond.notify_all();
+  ++waiters;
+  sync_cond.wait(l, [&] { return done >= want || stopping; });
+  --waiters;
+}
+
+size_t Durability::sync_waiters() const
+{
+  std::lock_guard l(sync_lock);
+  return waiters;
+}
+
+void Durability::run()
+{
+  using clock = std::chrono::steady_clock;
+  using secs = std::chrono::duration<double>;
+  last_checkpoint = tracker.checkpoint();
+  auto last_sync = clock::now();
+  std::unique_lock l(sync_lock);
+  while (!stopping) {
+    sync_cond.wait_for(l, secs(limits.interval),
+                       [this] { return stopping || requested; });
+    if (stopping) {
+      break;
+    }
+    auto since = clock::now() - last_sync;
+    auto min_gap = secs(limits.min_interval);
+    if (since < min_gap) {
+      sync_cond.wait_for(l, min_gap - since, [this] { return stopping; });
+      if (stopping) {
+        break;
+      }
+    }
+    requested = false;
+    l.unlock();
+    if (hooks.tick) {
+      hooks.tick();
+    }
+    sync_once();
+    last_sync = clock::now();
+    l.lock();
+  }
+  l.unlock();
+  sync_once();  // whatever completed before the stop
+}
+
+void Durability::sync_once()
+{
+  uint64_t seq;
+  {
+    std::lock_guard l(sync_lock);
+    seq = ++started;
+  }
+  std::vector<sn_t> batch;
+  {
+    std::lock_guard l(parts_lock);
+    batch.swap(unsynced);
+  }
+  // What this sync makes durable no longer counts as dirty.
+  dirty_ios = 0;
+  dirty_bytes = 0;
+  if (!batch.empty()) {
+    auto start = std::chrono::steady_clock::now();
+    hooks.sync_data();
+    if (hooks.synced) {
+      hooks.synced(std::chrono::duration<double>(
+        std::chrono::steady_clock::now() - start).count());
+    }
+    std::lock_guard l(parts_lock);
+    for (sn_t sn : batch) {
+      auto p = holds.find(sn);
+      // Invariant: every released part was held first.
+      MIM_CHECK(p != holds.end());
+      if (--p->second == 0) {
+        holds.erase(p);
+        int r = tracker.record_durable(sn);
+        MIM_CHECK(r == 0);
+      }
+    }
+  }
+  const sn_t cp = tracker.checkpoint();
+  if (cp > last_checkpoint) {
+    hooks.checkpoint_moved(cp);
+    last_checkpoint = cp;
+  }
+  if (hooks.after_sync) {
+    hooks.after_sync(cp);
+  }
+  std::lock_guard l(sync_lock);
+  done = seq;
+  sync_cond.notify_all();
+}
+
+}  // namespace mim
