@@ -18,6 +18,8 @@ Input: a run directory written by qa/bench.sh:
   emu_stats_start.json, emu_stats_end.json
                    with --hdd emu: the emulated HDDs' counters (qa/diskemu
                    "stats all") at the end of the warm-up and at the end
+  mem_end.json     each OSD's mempools and tcmalloc heap stats at the end
+                   (bench.sh mem_dump): where the RSS is (mem_snapshot)
 Output: run.json with every figure (see docs/benchmarking.md) and a one-line
 summary on stdout.
 
@@ -206,6 +208,60 @@ HIGHLIGHT = ("commitcycle", "journal_full", "journal_wr", "journal_wr_bytes", "o
              "op_w_latency", "flush", "merge", "checkpoint", "committing", "writeback",
              "deferred_write_ops", "kv_sync_lat", "throttle", "backoff", "cache_full",
              "wbthrottle")
+
+
+# tcmalloc's "heap stats" lines (MALLOC: [+=] bytes (MiB) what), by name
+HEAP_FIELDS = {"Bytes in use by application": "in_use",
+               "Bytes in page heap freelist": "page_heap_free",
+               "Bytes in central cache freelist": "central_free",
+               "Bytes in transfer cache freelist": "transfer_free",
+               "Bytes in thread cache freelists": "thread_free",
+               "Bytes in malloc metadata": "metadata",
+               "Bytes released to OS (aka unmapped)": "released"}
+TCMALLOC_FREE = ("page_heap_free", "central_free", "transfer_free", "thread_free")
+MIB = 1048576.0
+
+
+def parse_heap_stats(text):
+    """{field: bytes} of a tcmalloc heap stats text (HEAP_FIELDS names)."""
+    out = {}
+    for line in (text or "").splitlines():
+        line = line.strip()
+        if not line.startswith("MALLOC:"):
+            continue
+        rest = line[len("MALLOC:"):].lstrip(" +=")
+        num, _, tail = rest.partition(" ")
+        what = tail.split(")", 1)[-1].strip()
+        if num.isdigit() and what in HEAP_FIELDS:
+            out[HEAP_FIELDS[what]] = int(num)
+    return out
+
+
+def mem_snapshot(path, min_pool_mb=1.0):
+    """Where each OSD's memory was at one moment (bench.sh mem_dump), in MiB:
+    tcmalloc's heap (in use; held in its free lists, which RSS counts but
+    the program does not use) and Ceph's mempools (osd_pglog grows with the
+    ops done up to osd_target_pg_log_entries_per_osd, whatever the store).
+    None without the file."""
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        d = json.load(f)
+    out = {}
+    for name, v in sorted(d.items()):
+        if not isinstance(v, dict):
+            continue
+        heap = parse_heap_stats(v.get("heap"))
+        pools = ((v.get("mempools") or {}).get("mempool") or {}).get("by_pool") or {}
+        pool_mb = {k: p.get("bytes", 0) / MIB for k, p in pools.items()}
+        out[name] = {
+            "heap_mb": {k: b / MIB for k, b in heap.items()},
+            "tcmalloc_free_mb": (sum(heap.get(k, 0) for k in TCMALLOC_FREE) / MIB) if heap else None,
+            "mempools_total_mb": sum(pool_mb.values()) if pools else None,
+            "mempools_mb": {k: v for k, v in sorted(pool_mb.items(), key=lambda kv: -kv[1])
+                            if v >= min_pool_mb},
+        }
+    return out
 
 
 def _flatten(d, prefix=""):
@@ -583,6 +639,7 @@ def analyse(rundir, model_name=hddmodel.DEFAULT_PRESET):
             cpu.setdefault("osd_cpu_s", 0.0)
             cpu["osd_cpu_s"] += (b - a) / CLK_TCK
     mem["total_rss_mb_mean"] = sum(x["mean"] for x in mem["osd_rss_mb"].values()) or None
+    mem["at_end"] = mem_snapshot(os.path.join(rundir, "mem_end.json"))
     mem["total_rss_mb_max"] = sum(x["max"] for x in mem["osd_rss_mb"].values()) or None
     cpu["osd_cpu_pct_total"] = sum(cpu["osd_cpu_pct"].values()) or None
     # OSD CPU seconds (all OSDs) per 1000 client operations

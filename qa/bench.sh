@@ -354,6 +354,25 @@ perf_dump() {   # OUT: perf counters of every OSD, from its admin socket
   } >"$out.tmp" && mv "$out.tmp" "$out"
 }
 
+mem_dump() {   # OUT: where each OSD's memory is: Ceph's mempools (PG log,
+  # buffers, caches) and tcmalloc's heap stats (in use, free lists), from its
+  # admin socket; RSS alone cannot tell a store's index from the PG log,
+  # which grows with the ops done (osd_target_pg_log_entries_per_osd)
+  local out=$1 w name
+  {
+    printf '{"t": %s' "$(date +%s.%N)"
+    for w in $CLUSTER_OSD_PIDS; do
+      name=${w%%=*}
+      printf ', "%s": {"mempools": ' "$name"
+      timeout 20 ceph --admin-daemon "$CLUSTER_DIR/asok/$name.asok" dump_mempools 2>/dev/null || printf 'null'
+      printf ', "heap": '
+      timeout 20 ceph --admin-daemon "$CLUSTER_DIR/asok/$name.asok" heap stats 2>&1 | jq -Rs . || printf 'null'
+      printf '}'
+    done
+    echo '}'
+  } >"$out.tmp" && mv "$out.tmp" "$out"
+}
+
 # settle: after the prefill, wait until the HDDs are quiet (the stores have
 # written back what the prefill left in page cache, journals, merge caches),
 # so that the first workload does not start in the middle of that drain.
@@ -422,7 +441,8 @@ run_workload() {   # profile rw bs threads dist
 
   # perf counters (and the emulated HDDs' counters) at the end of the warm-up
   # and at the end of the run
-  ( sleep "$warmup"; tb_emu_stats "$dir/emu_stats_start.json"; perf_dump "$dir/perf_start.json" ) &
+  ( sleep "$warmup"; tb_emu_stats "$dir/emu_stats_start.json"; perf_dump "$dir/perf_start.json"
+    mem_dump "$dir/mem_start.json" ) &
   local perf_pid=$!
   local dopt=() ropt=(--rw="$wrw")
   case $wrw in
@@ -469,6 +489,7 @@ run_workload() {   # profile rw bs threads dist
   kill -TERM "$perf_pid" 2>/dev/null || true
   wait "$perf_pid" 2>/dev/null || true
   perf_dump "$dir/perf_end.json" || true
+  mem_dump "$dir/mem_end.json" || true
   kill -TERM "$sampler_pid" 2>/dev/null || true
   wait "$sampler_pid" 2>/dev/null || true
   trace_stop "$inst"

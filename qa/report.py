@@ -177,6 +177,20 @@ def stall_note(r):
         st["zero_seconds"], st["seconds"], ", ".join(parts))
 
 
+def mem_note(r):
+    """Where the OSDs' memory was at the end of the window (analyze.mem_snapshot)."""
+    at = (r.get("memory") or {}).get("at_end")
+    if not at:
+        return ""
+    parts = []
+    for name, m in sorted(at.items()):
+        pools = ", ".join("%s %.0f" % (k, v) for k, v in list(m["mempools_mb"].items())[:4])
+        parts.append("%s heap in use %s MiB (mempools %s MiB: %s), tcmalloc free lists %s MiB" % (
+            name, fmt(m["heap_mb"].get("in_use"), "%.0f"), fmt(m["mempools_total_mb"], "%.0f"),
+            pools or "-", fmt(m["tcmalloc_free_mb"], "%.0f")))
+    return "; memory at the end: " + "; ".join(parts)
+
+
 def emu_note(r):
     """The emulated HDD's own view of the window (--hdd emu), for the per-run line."""
     e = r.get("hdd_emulator")
@@ -480,7 +494,7 @@ def main(argv=None):
             md.append("- %s: per-second IOPS %s..%s, 10 s moving average %s..%s; %s; "
                       "HDD flushes %s/cw; NVMe writes %s KiB/cw, %s B per client byte written "
                       "(%s passes over the journal/DB device); "
-                      "OSD CPU %s%% = %s CPU-s per 1000 client ops, machine CPU busy %s%%%s%s%s" % (
+                      "OSD CPU %s%% = %s CPU-s per 1000 client ops, machine CPU busy %s%%%s%s%s%s" % (
                           r["profile"], fmt(ps.get("min"), "%.0f"), fmt(ps.get("max"), "%.0f"),
                           fmt(ps.get("ma10_min"), "%.0f"), fmt(ps.get("ma10_max"), "%.0f"), fr,
                           fmt(r["hdd"]["per_client_write"].get("flushes"), "%.3f"),
@@ -490,7 +504,7 @@ def main(argv=None):
                           fmt(r["cpu"].get("osd_cpu_pct_total"), "%.0f"),
                           fmt(r["cpu"].get("osd_cpu_s_per_kop"), "%.2f"),
                           fmt(r["cpu"].get("system_busy_pct"), "%.0f"),
-                          emu_note(r), perf_note(r), stall_note(r)))
+                          emu_note(r), perf_note(r), stall_note(r), mem_note(r)))
         md.append("")
     if ratios:
         md += ["## Ratios, %s to the others (same run)" % subject, "",

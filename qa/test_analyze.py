@@ -197,6 +197,54 @@ class EmuDeltaTest(unittest.TestCase):
         self.assertEqual(analyze.hdd_backend({"hdd_backend": {"kind": "emu"}, "throttle": None})["kind"], "emu")
 
 
+HEAP_TEXT = """osd.0 tcmalloc heap stats:------------------------------------------------
+MALLOC:      314572800 (  300.0 MiB) Bytes in use by application
+MALLOC: +     52428800 (   50.0 MiB) Bytes in page heap freelist
+MALLOC: +     10485760 (   10.0 MiB) Bytes in central cache freelist
+MALLOC: +      1048576 (    1.0 MiB) Bytes in transfer cache freelist
+MALLOC: +      3145728 (    3.0 MiB) Bytes in thread cache freelists
+MALLOC: +      2097152 (    2.0 MiB) Bytes in malloc metadata
+MALLOC:   ------------
+MALLOC: =    383778816 (  366.0 MiB) Actual memory used (physical + swap)
+MALLOC: +     20971520 (   20.0 MiB) Bytes released to OS (aka unmapped)
+MALLOC:   ------------
+Call ReleaseFreeMemory() to release freelist memory to the OS (via madvise()).
+"""
+
+
+class MemSnapshotTest(unittest.TestCase):
+    def setUp(self):
+        self.d = tempfile.mkdtemp()
+
+    def tearDown(self):
+        shutil.rmtree(self.d)
+
+    def test_heap_and_mempools(self):
+        path = os.path.join(self.d, "mem_end.json")
+        pools = {"osd_pglog": {"items": 1000, "bytes": 94371840},
+                 "buffer_anon": {"items": 10, "bytes": 20971520},
+                 "osdmap": {"items": 5, "bytes": 1024}}
+        json.dump({"t": T0, "osd.0": {"mempools": {"mempool": {"by_pool": pools}},
+                                      "heap": HEAP_TEXT}}, open(path, "w"))
+        m = analyze.mem_snapshot(path)["osd.0"]
+        self.assertAlmostEqual(m["heap_mb"]["in_use"], 300.0)
+        self.assertAlmostEqual(m["heap_mb"]["released"], 20.0)
+        self.assertAlmostEqual(m["tcmalloc_free_mb"], 64.0)   # 50 + 10 + 1 + 3, not metadata
+        self.assertAlmostEqual(m["mempools_total_mb"], 110.0, places=2)
+        # largest first; pools under 1 MiB left out of the list, not the total
+        self.assertEqual(list(m["mempools_mb"]), ["osd_pglog", "buffer_anon"])
+        self.assertAlmostEqual(m["mempools_mb"]["osd_pglog"], 90.0)
+
+    def test_admin_socket_failure_and_no_file(self):
+        path = os.path.join(self.d, "mem_end.json")
+        json.dump({"t": T0, "osd.0": {"mempools": None, "heap": "error: connection refused\n"}},
+                  open(path, "w"))
+        m = analyze.mem_snapshot(path)["osd.0"]
+        self.assertIsNone(m["tcmalloc_free_mb"])
+        self.assertIsNone(m["mempools_total_mb"])
+        self.assertIsNone(analyze.mem_snapshot(os.path.join(self.d, "none.json")))
+
+
 class AnalyseRunTest(unittest.TestCase):
     """A 10 s synthetic run: 100 client writes/s except a 3 s freeze."""
 

@@ -83,6 +83,20 @@ class ReportTest(unittest.TestCase):
         # a run without perf samples says nothing of them
         self.assertEqual(1, md.count("s at 0 IOPS (in all"))
 
+    def test_mem_note(self):
+        path = os.path.join(self.d, "runs", "mimstore", "randwrite-4k-t8-uniform", "run.json")
+        r = json.load(open(path))
+        r["memory"]["at_end"] = {"osd.0": {"heap_mb": {"in_use": 300.0}, "tcmalloc_free_mb": 64.0,
+                                           "mempools_total_mb": 110.0,
+                                           "mempools_mb": {"osd_pglog": 90.0, "buffer_anon": 20.0}}}
+        json.dump(r, open(path, "w"))
+        with contextlib.redirect_stdout(io.StringIO()):
+            report.main(["--no-plots", self.d])
+        md = open(os.path.join(self.d, "results.md")).read()
+        self.assertIn("memory at the end: osd.0 heap in use 300 MiB (mempools 110 MiB: "
+                      "osd_pglog 90, buffer_anon 20), tcmalloc free lists 64 MiB", md)
+        self.assertEqual(1, md.count("memory at the end"))
+
     def test_ratios_of_a_mimstore_variant_when_mimstore_is_absent(self):
         self.assertEqual(report.ratio_subject(["mimstore-nomerge", "mimstore", "mimstore-jdata"]), "mimstore")
         self.assertEqual(report.ratio_subject(["mimstore-nomerge", "mimstore-jdata", "mimstore-fixed"]),
