@@ -74,14 +74,11 @@ void MIMStore::dump_htmll(ceph::Formatter* f)
   f->dump_unsigned("direct_memory_cap", s.direct_memory_cap);
   f->dump_unsigned("sp_thresh_blocks", policy->sp_thresh_blocks());
   f->dump_float("time_thresh_s", policy->time_thresh());
-  f->dump_unsigned("checkpoint", tracker.checkpoint());
-  f->dump_unsigned("checkpoint_pending", tracker.pending());
+  f->dump_unsigned("checkpoint", durability.checkpoint());
+  f->dump_unsigned("checkpoint_pending", durability.checkpoint_pending());
   f->dump_unsigned("applied_sn", sequencer.applied_sn());
-  {
-    std::lock_guard l(durable_lock);
-    f->dump_unsigned("sns_held", holds.size());
-    f->dump_unsigned("parts_waiting_for_sync", unsynced.size());
-  }
+  f->dump_unsigned("sns_held", durability.sns_held());
+  f->dump_unsigned("parts_waiting_for_sync", durability.parts_unsynced());
   f->dump_unsigned("apply_queue", sequencer.queue_length());
   f->dump_unsigned("commit_waiters", sequencer.waiters());
   f->dump_unsigned("journal_used", journal->used());

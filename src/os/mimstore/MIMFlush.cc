@@ -2,18 +2,12 @@
 // vim: ts=8 sw=2 smarttab
 /*
  * mimstore: MIM phase 2 (the full flush of a frozen HTMLL generation), the
- * sync thread, and sorted-sn checkpointing.
+ * freeze triggers, backpressure, and the store's side of the sync thread.
  *
- * Durability accounting. Every sn holds one reference for the part the
- * apply thread did directly (files, RocksDB) and one per write merged into
- * the HTMLL. A part is released once a sync that started after the part
- * was done completes: the direct part after apply, a merged write after its
- * object was written back (flush, or taken early by another op). When an
- * sn's count reaches zero it is recorded in the CheckpointTracker, whose
- * checkpoint (the smallest sn not yet durable) is persisted in the journal
- * header; the journal reclaims the space behind it. Merging reorders
- * writeback, so sns become durable out of order; the tracker keeps the
- * checkpoint from passing one that is not.
+ * Durability accounting (which sn is durable, when the checkpoint moves,
+ * the sync thread) is core/durability.h; this file supplies its hooks: the
+ * data sync (syncfs + RocksDB), persisting the checkpoint in the journal
+ * header, the counters, and the time threshold checked on each wake-up.
  */
 #include "MIMStore.h"
 
@@ -52,33 +46,12 @@ int trigger_counter(mim::FlushTrigger t)
 }  // namespace
 
 // ---------------------------------------------------------------------------
-// durability accounting
-
-void MIMStore::_hold(sn_t sn)
-{
-  std::lock_guard l(durable_lock);
-  ++holds[sn];
-}
-
-void MIMStore::_release_after_sync(sn_t sn)
-{
-  std::lock_guard l(durable_lock);
-  unsynced.push_back(sn);
-}
-
-void MIMStore::_release_after_sync(const std::vector<sn_t>& sns)
-{
-  std::lock_guard l(durable_lock);
-  unsynced.insert(unsynced.end(), sns.begin(), sns.end());
-}
-
-// ---------------------------------------------------------------------------
 // freezing (apply thread)
 
 void MIMStore::_request_freeze(mim::FlushTrigger why)
 {
   if (!conf.merge) {
-    _request_sync();  // nothing cached: a checkpoint is all that helps
+    durability.request_sync();  // nothing cached: a checkpoint is all that helps
     return;
   }
   {
@@ -158,8 +131,7 @@ void MIMStore::_maybe_freeze(mim::FlushTrigger forced)
     // omap-only transactions behind one cached write filled the journal
     // while this still said "small", and clients stalled until the time
     // threshold.
-    sync_requested = true;
-    bg_cond.notify_all();
+    durability.request_sync();
     return;
   }
   if (st.blocks_used == 0) {
@@ -189,27 +161,11 @@ void MIMStore::_throttle_writeback()
   // yet synced. Without a bound the page cache piles up more than the disk
   // writes in minutes, a sync then takes minutes, and the checkpoint (and
   // with it the journal) stalls behind it.
-  if (dirty_ios < conf.wbthrottle_ios &&
-      dirty_bytes < conf.wbthrottle_bytes) {
+  if (!durability.over_writeback_limit()) {
     return;
   }
   logger->inc(l_mimstore_wbthrottle_waits);
-  _wait_for_next_sync();
-}
-
-void MIMStore::_wait_for_next_sync()
-{
-  // REQUIRES: no locks held. Waits for a sync that starts after this call
-  // (one already running may have missed the caller's writes).
-  uint64_t want;
-  {
-    std::lock_guard l(bg_lock);
-    want = sync_seq_started + 1;
-    sync_requested = true;
-    bg_cond.notify_all();
-  }
-  std::unique_lock l(bg_lock);
-  bg_cond.wait(l, [&] { return sync_seq_done >= want || bg_stop; });
+  durability.wait_for_next_sync();
 }
 
 // One delay of _backoff's two kinds, in its count and latency counters.
@@ -454,8 +410,7 @@ int MIMStore::_write_run(const ObjectFDRef& f, uint64_t off, uint64_t len,
     return r;
   }
   ++data_write_ios;
-  ++dirty_ios;
-  dirty_bytes += len;
+  durability.note_dirty(len);
   logger->inc(l_mimstore_writeback_ios);
   logger->inc(l_mimstore_writeback_bytes, len);
   if (of == WritebackOf::FROZEN) {
@@ -588,7 +543,7 @@ void MIMStore::_flush_frozen()
              << dendl;
         ceph_abort_msg("mimstore: writeback to the data filesystem failed");
       }
-      _release_after_sync(st.sns);
+      durability.release_after_sync(st.sns);
       ++objects;
     }
     // room in the cache for a writer waiting in _wait_for_cache_room
@@ -632,7 +587,7 @@ void MIMStore::_flush_thread()
     refreeze = mim::FlushTrigger::NONE;
     bg_cond.notify_all();
     l.unlock();
-    _request_sync();
+    durability.request_sync();
     if (again != mim::FlushTrigger::NONE) {
       _request_freeze(again);
     }
@@ -641,32 +596,12 @@ void MIMStore::_flush_thread()
 }
 
 // ---------------------------------------------------------------------------
-// sync thread
+// the sync thread's hooks (core/durability.h runs the thread)
 
-void MIMStore::_request_sync()
+mim::DurabilityHooks MIMStore::_durability_hooks()
 {
-  std::lock_guard l(bg_lock);
-  sync_requested = true;
-  bg_cond.notify_all();
-}
-
-int MIMStore::_do_sync()
-{
-  uint64_t seq;
-  {
-    std::lock_guard l(bg_lock);
-    seq = ++sync_seq_started;
-  }
-  std::vector<sn_t> batch;
-  {
-    std::lock_guard l(durable_lock);
-    batch.swap(unsynced);
-  }
-  // what this sync will make durable no longer counts as dirty
-  dirty_ios = 0;
-  dirty_bytes = 0;
-  if (!batch.empty()) {
-    auto start = ceph::mono_clock::now();
+  mim::DurabilityHooks h;
+  h.sync_data = [this] {
     int r = files->sync_all();
     if (r == 0) {
       r = omap->sync();
@@ -678,82 +613,47 @@ int MIMStore::_do_sync()
            << dendl;
       ceph_abort_msg("mimstore: sync failed");
     }
-    auto took = ceph::mono_clock::now() - start;
-    logger->tinc(l_mimstore_sync_lat, took);
-    pacer.sync_took(std::chrono::duration<double>(took).count());
+  };
+  h.synced = [this](double secs) {
+    logger->tinc(l_mimstore_sync_lat, ceph::make_timespan(secs));
+    pacer.sync_took(secs);
     logger->inc(l_mimstore_syncs);
-    std::lock_guard l(durable_lock);
-    for (sn_t sn : batch) {
-      auto p = holds.find(sn);
-      ceph_assert(p != holds.end());
-      if (--p->second == 0) {
-        holds.erase(p);
-        int rr = tracker.record_durable(sn);
-        ceph_assert(rr == 0);
-      }
-    }
-  }
-  sn_t cp = tracker.checkpoint();
-  if (cp > last_checkpoint) {
+  };
+  h.checkpoint_moved = [this](sn_t cp) {
     int r = journal->set_checkpoint(cp);
     if (r < 0) {
       derr << "cannot persist checkpoint " << cp << ": " << cpp_strerror(r)
            << dendl;
       ceph_abort_msg("mimstore: checkpoint write failed");
     }
-    last_checkpoint = cp;
     colls.trim_tombstones(files.get(), cp);
-  }
-  logger->set(l_mimstore_checkpoint_lag_sns, sequencer.applied_sn() + 1 - cp);
-  logger->set(l_mimstore_checkpoint_lag_bytes, journal->used());
-  logger->set(l_mimstore_journal_used_bytes, journal->used());
-  {
-    std::lock_guard l(bg_lock);
-    sync_seq_done = seq;
-    bg_cond.notify_all();
-  }
-  return 0;
+  };
+  h.after_sync = [this](sn_t cp) {
+    logger->set(l_mimstore_checkpoint_lag_sns,
+                sequencer.applied_sn() + 1 - cp);
+    logger->set(l_mimstore_checkpoint_lag_bytes, journal->used());
+    logger->set(l_mimstore_journal_used_bytes, journal->used());
+  };
+  h.tick = [this] { _time_tick(); };
+  return h;
 }
 
-void MIMStore::_sync_thread()
+void MIMStore::_time_tick()
 {
-  last_checkpoint = tracker.checkpoint();
-  auto last_sync = ceph::mono_clock::now();
-  std::unique_lock l(bg_lock);
-  while (!bg_stop) {
-    auto max_wait = std::chrono::duration<double>(conf.sync_interval);
-    bg_cond.wait_for(l, max_wait, [this] { return bg_stop || sync_requested; });
-    if (bg_stop) {
-      break;
-    }
-    // Respect the minimum interval, so a storm of requests does not turn
-    // into a storm of syncfs calls.
-    auto since = ceph::mono_clock::now() - last_sync;
-    auto min_gap = std::chrono::duration<double>(conf.min_sync_interval);
-    if (since < min_gap) {
-      bg_cond.wait_for(l, min_gap - since, [this] { return bg_stop; });
-      if (bg_stop) {
-        break;
-      }
-    }
-    sync_requested = false;
-    // The time threshold also fires when no writes arrive to check it.
-    bool time_due = false;
+  // REQUIRES: the sync thread, no locks held. The time threshold also
+  // fires when no writes arrive to check it.
+  bool time_due = false;
+  {
+    std::lock_guard l(bg_lock);
     if (conf.merge && !flush_pending && !freeze_queued) {
       double idle = std::chrono::duration<double>(
         ceph::mono_clock::now() - last_freeze).count();
       time_due = idle >= policy->time_thresh();
     }
-    l.unlock();
-    if (time_due && htmll->stats().blocks_used) {
-      _request_freeze(mim::FlushTrigger::TIME);
-    }
-    _do_sync();
-    last_sync = ceph::mono_clock::now();
-    l.lock();
   }
-  l.unlock();
-  _do_sync();  // whatever completed before the stop
+  if (time_due && htmll->stats().blocks_used) {
+    _request_freeze(mim::FlushTrigger::TIME);
+  }
 }
 
 int MIMStore::_flush_everything()
@@ -774,6 +674,6 @@ int MIMStore::_flush_everything()
       return explicit_handled >= want && !flush_pending;
     });
   }
-  _wait_for_next_sync();
+  durability.wait_for_next_sync();
   return 0;
 }

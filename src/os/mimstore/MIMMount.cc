@@ -524,7 +524,7 @@ int MIMStore::_make_merge_cache()
 int MIMStore::_start_after_replay()
 {
   sn_t next_sn = sequencer.next_sn();
-  tracker.reset(next_sn);
+  durability.reset_checkpoint(next_sn);
   int r = journal->start(next_sn);
   if (r < 0) {
     derr << "cannot restart the journal: " << cpp_strerror(r) << dendl;
@@ -659,9 +659,9 @@ int MIMStore::umount()
   finisher.wait_for_empty();
   finisher.stop();
   sn_t next_sn = sequencer.next_sn();
-  bool clean = r == 0 && tracker.checkpoint() == next_sn;
+  bool clean = r == 0 && durability.checkpoint() == next_sn;
   if (!clean) {
-    derr << "umount is not clean (checkpoint " << tracker.checkpoint()
+    derr << "umount is not clean (checkpoint " << durability.checkpoint()
          << ", next sn " << next_sn << ", r " << r << "): the next mount "
          << "replays the journal" << dendl;
   }

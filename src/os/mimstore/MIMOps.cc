@@ -276,7 +276,7 @@ int MIMStore::_take_cached(const coll_t& cid, const string& fname,
   }
   // Whatever happened to the bytes, their sns are durable after the next
   // sync: written, or superseded by this op (which that sync covers).
-  _release_after_sync(st.sns);
+  durability.release_after_sync(st.sns);
   return r;
 }
 
@@ -362,7 +362,7 @@ int MIMStore::_write(const coll_t& cid, const ghobject_t& oid, uint64_t off,
     auto res = htmll->insert(cname, fname, cur_spos.seq, off, std::move(ref));
     switch (res) {
     case mim::InsertResult::MERGED:
-      _hold(cur_spos.seq);
+      durability.hold(cur_spos.seq);
       logger->inc(l_mimstore_merged);
       if (located) {
         logger->inc(l_mimstore_merged_in_journal);
@@ -403,8 +403,7 @@ int MIMStore::_write_direct(const ObjectFDRef& f, uint64_t off,
   int r = files->write(f, off, bl);
   if (r == 0) {
     ++data_write_ios;
-    ++dirty_ios;
-    dirty_bytes += bl.length();
+    durability.note_dirty(bl.length());
     logger->inc(l_mimstore_writeback_ios);
     logger->inc(l_mimstore_writeback_bytes, bl.length());
   }

@@ -415,7 +415,7 @@ void MIMStore::_apply_thread()
     // The sn is durable once its direct part (this hold) has been synced
     // and every write merged for it (a hold each, taken in _write) has been
     // flushed and synced.
-    _hold(txc->sn);
+    durability.hold(txc->sn);
     applying_sn = txc->sn;
     applying_txc = txc;
     uint32_t trans_num = 0;
@@ -423,7 +423,7 @@ void MIMStore::_apply_thread()
       _do_transaction(t, txc->sn, trans_num++);
     }
     applying_txc = nullptr;
-    _release_after_sync(txc->sn);
+    durability.release_after_sync(txc->sn);
     _maybe_freeze(mim::FlushTrigger::NONE);
     sequencer.set_applied(txc->sn);
     _finish(txc);
@@ -469,7 +469,13 @@ void MIMStore::_start_threads()
   // named for top -H and gdb; 15 characters at most
   apply_thread = make_named_thread("mim_apply", [this] { _apply_thread(); });
   flush_thread = make_named_thread("mim_flush", [this] { _flush_thread(); });
-  sync_thread = make_named_thread("mim_sync", [this] { _sync_thread(); });
+  mim::DurabilityLimits limits;
+  limits.interval = conf.sync_interval;
+  limits.min_interval = conf.min_sync_interval;
+  limits.writeback_ios = conf.wbthrottle_ios;
+  limits.writeback_bytes = conf.wbthrottle_bytes;
+  durability.configure(limits, _durability_hooks());
+  sync_thread = make_named_thread("mim_sync", [this] { durability.run(); });
 }
 
 void MIMStore::_stop_threads()
@@ -481,6 +487,9 @@ void MIMStore::_stop_threads()
     bg_stop = true;
     bg_cond.notify_all();
   }
+  // Both stop flags are set before either join: a flush finishing its
+  // generation may wait for a sync, and that wait ends at the stop.
+  durability.stop();
   flush_thread.join();
   sync_thread.join();
 }

@@ -19,6 +19,7 @@
  *                        are all durable is recorded in the checkpoint
  *                        tracker; the checkpoint is persisted in the journal
  *                        header and the journal space behind it reclaimed
+ *                        (core/durability.h; the store gives it hooks)
  *
  * Mount replays the journal from the checkpoint through the same apply
  * code. Non-idempotent operations carry replay guards (see ObjectFiles.h);
@@ -36,19 +37,18 @@
  *   obj_locks      one object's file data against the flush thread and
  *                  readers (stripes by object; two of them in address
  *                  order: ObjectLocks.h). Taken before the collection
- *                  registry's lock, Collection::lock, durable_lock and the
- *                  HTMLL's lock: an op locks its object first, then looks
- *                  it up.
+ *                  registry's lock, Collection::lock and the HTMLL's
+ *                  lock: an op locks its object first, then looks it up.
  *   Collections::lock  the handle map; outer to Collection::lock
  *   Collection::lock   the collection's object index and bits
- *   durable_lock   per-sn reference counts, parts waiting for a sync
- *   bg_lock        the flush and sync threads' control state; outer to the
- *                  HTMLL's and the journal's locks
+ *   bg_lock        the freeze and flush hand-off; outer to the HTMLL's,
+ *                  the journal's and Durability's locks
  *   Sequencer::apply_lock, Collections::tombstone_lock   leaves (apply
  *                  queue and applied_sn; tombstones of merged-away
  *                  collections)
- *   (HTMLL, tracker, pacer, journal and fd cache lock internally and
- *   call out to nothing while holding their locks)
+ *   (HTMLL, Durability, pacer, journal and fd cache lock internally and
+ *   call out to nothing while holding their locks; Durability calls its
+ *   hooks with none of its locks held)
  */
 #pragma once
 
@@ -80,7 +80,7 @@
 #include "MIMPerf.h"
 #include "ObjectLocks.h"
 #include "Sequencer.h"
-#include "core/checkpoint_tracker.h"
+#include "core/durability.h"
 #include "core/flush_policy.h"
 #include "core/journal_pacer.h"
 #include "core/writeback_plan.h"
@@ -267,10 +267,11 @@ class MIMStore : public ObjectStore {
   // ---- merge cache, flush, sync (MIMFlush.cc) ----
   void _maybe_freeze(mim::FlushTrigger forced);
   void _wait_for_cache_room(uint64_t bytes);
+  /// The writeback throttle: wait for the next sync once the file writes
+  /// since the last one pass mimstore_wbthrottle_*.
   void _throttle_writeback();
   void _backoff(uint64_t payload_bytes);
   static double _mono_secs();  ///< the pacer's clock
-  void _wait_for_next_sync();
   void _flush_thread();
   /// One object of the frozen generation, where the flush writes it.
   struct FlushItem {
@@ -297,13 +298,12 @@ class MIMStore : public ObjectStore {
   void _start_writebacks();
   void _wait_writeback_window();
   void _end_writeback_window();
-  void _sync_thread();
-  int _do_sync();
-  void _request_sync();
+  /// What the sync thread calls: the data sync, the checkpoint's
+  /// persistence, counters, _time_tick.
+  mim::DurabilityHooks _durability_hooks();
+  /// Sync thread: freeze on the time threshold when no write came to.
+  void _time_tick();
   void _request_freeze(mim::FlushTrigger why);
-  void _hold(sn_t sn);
-  void _release_after_sync(const std::vector<sn_t>& sns);
-  void _release_after_sync(sn_t sn);
   int _flush_everything();
 
   // ---- transaction ops: data, xattrs, clones (MIMOps.cc) ----
@@ -460,7 +460,6 @@ class MIMStore : public ObjectStore {
 
   std::unique_ptr<mim::Htmll> htmll;
   std::unique_ptr<mim::FlushPolicy> policy;
-  mim::CheckpointTracker tracker;
   /// Paces new transactions while a generation is written back (its own
   /// leaf lock; fed by the flush and sync threads, asked by _backoff).
   mim::JournalPacer pacer;
@@ -479,21 +478,15 @@ class MIMStore : public ObjectStore {
   /// thread, the flush thread and readers (ObjectLocks.h).
   mimstore::ObjectLocks obj_locks;
 
-  /// Protects the durability accounting below.
-  ceph::mutex durable_lock = ceph::make_mutex("MIMStore::durable_lock");
-  /// Outstanding parts per sn: 1 for what the apply thread did directly,
-  /// plus one per write merged into the HTMLL. GUARDED_BY(durable_lock)
-  std::unordered_map<sn_t, uint32_t> holds;
-  /// Parts completed since the last sync; released once a sync that started
-  /// after them finishes. GUARDED_BY(durable_lock)
-  std::vector<sn_t> unsynced;
+  /// Parts per sn, the checkpoint, the sync thread and the writeback
+  /// throttle (core/durability.h; locks of its own, leaves).
+  mim::Durability durability;
 
-  /// Flush/sync thread control. Protects the flags below.
+  /// The freeze and flush hand-off. Protects the flags below.
   ceph::mutex bg_lock = ceph::make_mutex("MIMStore::bg_lock");
   ceph::condition_variable bg_cond;
   ceph::condition_variable room_cond;  ///< the flush freed cache room
   bool bg_stop = false;            ///< GUARDED_BY(bg_lock)
-  bool sync_requested = false;     ///< GUARDED_BY(bg_lock)
   bool flush_pending = false;      ///< GUARDED_BY(bg_lock) a generation is frozen
   mim::FlushOrder flush_order;     ///< GUARDED_BY(bg_lock) of the frozen generation
   bool freeze_queued = false;      ///< GUARDED_BY(bg_lock) a marker is in the apply queue
@@ -501,10 +494,7 @@ class MIMStore : public ObjectStore {
   /// when it ends. GUARDED_BY(bg_lock)
   mim::FlushTrigger refreeze = mim::FlushTrigger::NONE;
   uint64_t explicit_handled = 0;   ///< GUARDED_BY(bg_lock) EXPLICIT markers seen
-  uint64_t sync_seq_started = 0;   ///< GUARDED_BY(bg_lock)
-  uint64_t sync_seq_done = 0;      ///< GUARDED_BY(bg_lock)
   ceph::mono_clock::time_point last_freeze;  ///< GUARDED_BY(bg_lock)
-  mim::sn_t last_checkpoint = 0;   ///< sync thread only
 
   std::thread apply_thread;
   std::thread flush_thread;
@@ -513,10 +503,6 @@ class MIMStore : public ObjectStore {
   /// Counters of client writes and data write I/Os for the merge ratio.
   std::atomic<uint64_t> client_writes{0};
   std::atomic<uint64_t> data_write_ios{0};
-  /// Writes to object files since the last sync started (writeback
-  /// throttle).
-  std::atomic<uint64_t> dirty_ios{0};
-  std::atomic<uint64_t> dirty_bytes{0};
   /// Runs a flush handed to the disk (sync_file_range) whose writeback it
   /// has not yet waited for, oldest first, at most
   /// mimstore_flush_writeback_window bytes. Flush thread only.

@@ -9,8 +9,8 @@
  * active generation, and the flush holds a stripe across file writes that
  * can wait seconds behind a full disk queue.
  *
- * Order: a stripe is taken before coll_lock, Collection::lock, durable_lock
- * and the HTMLL's lock (an op locks its object first, then looks it up).
+ * Order: a stripe is taken before coll_lock, Collection::lock, Durability's
+ * locks and the HTMLL's lock (an op locks its object first, then looks it up).
  * An op on two objects (clone, rename, collection_move_rename) takes both
  * stripes with TwoLocks, in address order, so two such ops cannot deadlock.
  * The stripes share one name and stay std::mutex (lockdep cannot tell 256
