@@ -51,7 +51,8 @@ int trigger_counter(mim::FlushTrigger t)
 void MIMStore::_request_freeze(mim::FlushTrigger why)
 {
   if (!conf.merge) {
-    durability.request_sync();  // nothing cached: a checkpoint is all that helps
+    // Nothing cached: a checkpoint is all that helps.
+    durability.request_sync();
     return;
   }
   {

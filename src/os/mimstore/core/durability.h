@@ -137,7 +137,7 @@ class Durability {
   /// Wait until a sync that starts after this call has finished (or the
   /// thread is stopping). REQUIRES: no lock held that the hooks take.
   void wait_for_next_sync();
-  /// Threads inside wait_for_next_sync() (the admin dump; tests).
+  /// Threads inside wait_for_next_sync() (tests wait for a waiter).
   size_t sync_waiters() const;
 
  private:
