@@ -43,6 +43,14 @@
 # Cluster and devices:
 #   --osds N                  1..3 (1)          --pool-size N   1..3 (1)
 #   --pg-num N                PGs of the pool (32 per OSD)
+#   --pg-log N                PG log entries kept per PG, and dups tracked, for
+#                             every profile (1000; 0 = Ceph's defaults). The PG
+#                             log grows with the ops done up to
+#                             osd_target_pg_log_entries_per_osd (300,000 in
+#                             Reef): a store that does 3x the ops holds 3x the
+#                             log until both reach it, which an RSS comparison
+#                             would charge to the store. With N the log is full
+#                             from the prefill on, in every profile
 #   --hdd emu|throttle        what stands in for each HDD (emu):
 #                               emu: the HDD emulator qa/diskemu (seek, rotation,
 #                               NCQ, write cache in the I/O path; a loop device
@@ -91,6 +99,7 @@ image_size=2G
 osds=1
 pool_size=1
 pg_num=""
+pg_log=1000
 hdd=emu
 hdd_preset=hdd7200
 hdd_wcache=on
@@ -123,6 +132,7 @@ while (($#)); do
     --osds) osds=$2; shift 2 ;;
     --pool-size) pool_size=$2; shift 2 ;;
     --pg-num) pg_num=$2; shift 2 ;;
+    --pg-log) pg_log=$2; shift 2 ;;
     --hdd) hdd=$2; shift 2 ;;
     --hdd-preset) hdd_preset=$2; hdd_opts_emu+=" $1"; shift 2 ;;
     --hdd-write-cache) hdd_wcache=$2; hdd_opts_emu+=" $1"; shift 2 ;;
@@ -144,6 +154,8 @@ done
 [[ $osds =~ ^[1-3]$ ]] || die "--osds must be 1..3"
 if ! [[ $pool_size =~ ^[1-3]$ ]] || ((pool_size > osds)); then die "--pool-size must be 1..--osds"; fi
 [[ -n $pg_num ]] || pg_num=$((32 * osds))
+[[ $pg_log =~ ^[0-9]+$ ]] || die "--pg-log must be a number of entries (0 = Ceph's defaults)"
+export CLUSTER_PG_LOG=$pg_log
 if ((matrix)); then
   runtime=${runtime:-240}; warmup=${warmup:-60}
 else
@@ -226,7 +238,7 @@ step "plan"
 log "profiles:  ${profiles[*]}"
 log "workloads: $(for w in "${workloads[@]}"; do read -r a b c d <<<"$w"; printf '%s ' "$(wl_name "$a" "$b" "$c" "$d")"; done)"
 log "each: ${warmup} s warm-up (fixed, excluded) + ${runtime} s measured; image ${image_size} prefilled;" \
-    "${osds} OSD(s), pool size ${pool_size}, ${pg_num} PGs"
+    "${osds} OSD(s), pool size ${pool_size}, ${pg_num} PGs, PG log $( ((pg_log)) && echo "$pg_log entries per PG" || echo "Ceph's defaults")"
 log "HDD: $(tb_hdd_label); NVMe: ${TB_NVME_SIZE} tmpfs loop per OSD"
 [[ $hdd == emu ]] && log "HDD: mkfs, image prefill and settle in fast mode (not charged); every measurement timed"
 log "estimated duration: ~$((total_s / 60)) min; results: $results"
@@ -302,7 +314,7 @@ env = {
               "hdd_scheduler": "$TB_HDD_SCHED", "nvme_scheduler": "$TB_NVME_SCHED", "hdd_backing": "$TB_DIR", "nvme_backing": "$TB_SHM"},
               **({"hdd_preset": "$hdd_preset", "hdd_write_cache": "$hdd_wcache", "hdd_emulator": "$TB_EMU_BIN"}
                  if "$hdd" == "emu" else {"hdd_iops": $hdd_iops, "hdd_mb_s": $hdd_mbps})),
-  "osds": $osds, "pool_size": $pool_size, "pg_num": $pg_num, "image_size": "$image_size",
+  "osds": $osds, "pool_size": $pool_size, "pg_num": $pg_num, "pg_log": $pg_log, "image_size": "$image_size",
   "runtime_s": $runtime, "warmup_s": $warmup, "hdd_model": "$hdd_model",
   "profiles": "${profiles[*]}".split(),
 }

@@ -207,6 +207,14 @@ def emu_note(r):
     return note
 
 
+def pg_log_label(n):
+    """The PG log length the harness pinned (bench.sh --pg-log); runs before
+    the option kept Ceph's defaults, which let the log grow with the ops."""
+    if n is None:
+        return "PG log at Ceph's defaults (not pinned)"
+    return "PG log pinned at %d entries per PG" % n if n else "PG log at Ceph's defaults"
+
+
 def testbed_line(env):
     """How the devices were emulated; the HDD kind labels every figure."""
     tb = env.get("testbed", {})
@@ -459,8 +467,9 @@ def main(argv=None):
                    env.get("cpus"), env.get("mem_gib"), env.get("kernel"),
                    " ".join("%.1f" % x for x in env.get("loadavg", []))),
                testbed_line(env),
-               "- cluster: %s OSD(s), pool size %s, %s PGs, image %s prefilled; fio rbd, one job, iodepth = threads" % (
-                   env.get("osds"), env.get("pool_size"), env.get("pg_num"), env.get("image_size")),
+               "- cluster: %s OSD(s), pool size %s, %s PGs, %s, image %s prefilled; fio rbd, one job, iodepth = threads" % (
+                   env.get("osds"), env.get("pool_size"), env.get("pg_num"), pg_log_label(env.get("pg_log")),
+                   env.get("image_size")),
                "- window: %s s warm-up excluded (fixed), %s s measured per workload" % (
                    env.get("warmup_s"), env.get("runtime_s")),
                "- HDD model (open-loop replay of the HDD trace, qa/hddmodel.py; not the emulated drive): %s"

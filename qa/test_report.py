@@ -91,6 +91,11 @@ class ReportTest(unittest.TestCase):
                       "osd_pglog 90, buffer_anon 20), tcmalloc free lists 64 MiB", md)
         self.assertEqual(1, md.count("memory at the end"))
 
+    def test_pg_log_line_says_whether_the_log_was_pinned(self):
+        self.assertEqual("PG log pinned at 1000 entries per PG", report.pg_log_label(1000))
+        self.assertEqual("PG log at Ceph's defaults", report.pg_log_label(0))
+        self.assertIn("not pinned", report.pg_log_label(None))
+
     def test_ratios_of_a_mimstore_variant_when_mimstore_is_absent(self):
         self.assertEqual(report.ratio_subject(["mimstore-nomerge", "mimstore", "mimstore-jdata"]), "mimstore")
         self.assertEqual(report.ratio_subject(["mimstore-nomerge", "mimstore-jdata", "mimstore-fixed"]),

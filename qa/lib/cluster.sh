@@ -93,6 +93,17 @@ profile_check() {
 }
 
 # ceph CLI against the current cluster (Debian's Pacific client for both kinds)
+# harness_osd_options: ceph.conf option lines every profile gets from the
+# harness (CLUSTER_PG_LOG: PG log entries and dups per PG, unset or 0 =
+# Ceph's defaults). min = max pins the log's length, so its memory is the
+# same in every profile whatever the ops done (see bench.sh --pg-log).
+harness_osd_options() {
+  local n=${CLUSTER_PG_LOG:-0}
+  ((n > 0)) || return 0
+  printf '%s\n' "osd min pg log entries = $n" "osd max pg log entries = $n" \
+    "osd pg log dups tracked = $n"
+}
+
 cceph() { timeout "${CCEPH_TIMEOUT:-60}" ceph --conf "$CEPH_CONF" "$@"; }
 
 # cluster_start PROFILE NOSD POOLSIZE PGNUM: start the cluster on TB_* devices,
@@ -162,6 +173,7 @@ _pacific_start() {
         log file = $d/out/\$name.log
         pid file = $d/out/\$name.pid
         admin socket = $d/asok/\$name.asok
+$(harness_osd_options | sed 's/^/        /')
 [mon.a]
         host = $host
         mon data = $d/mon.a
@@ -265,6 +277,7 @@ _vstart_start() {
   # The manager's autoscaler must not change pg_num under a measurement; no
   # .mgr pool (its sqlite store needs libcephsqlite, not in the lean build).
   args+=(-o "osd pool default pg autoscale mode = off" -o "mgr pool = false")
+  while IFS= read -r opt; do args+=(-o "$opt"); done < <(harness_osd_options)
   while IFS= read -r opt; do args+=(-o "$opt"); done < <(profile_options "$p")
   log "vstart: OSD=$n ${args[*]}"
   (
