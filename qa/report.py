@@ -236,9 +236,15 @@ def ratio_subject(profiles):
     if SUBJECT in profiles:
         return SUBJECT
     for p in profiles:
-        if p.startswith("mimstore") and p != "mimstore-nomerge":
+        if p.startswith("mimstore") and not is_nomerge(p):
             return p
     return None
+
+
+def is_nomerge(profile):
+    """mimstore with merging off (mimstore-nomerge and its variants, e.g.
+    mimstore-nomerge-dbnvme): the baseline of the memory bar."""
+    return profile.startswith("mimstore-nomerge")
 
 
 def compute_ratios(by_wl, subject=SUBJECT):
@@ -248,7 +254,8 @@ def compute_ratios(by_wl, subject=SUBJECT):
         if subject not in rp:
             continue
         s = rp[subject]
-        for other in [REFERENCE] + OTHERS:
+        nomerge = sorted(p for p in rp if is_nomerge(p) and p not in OTHERS)
+        for other in [REFERENCE] + OTHERS + nomerge:
             if other not in rp or other == subject:
                 continue
             o = rp[other]

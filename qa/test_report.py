@@ -96,11 +96,27 @@ class ReportTest(unittest.TestCase):
         self.assertEqual("PG log at Ceph's defaults", report.pg_log_label(0))
         self.assertIn("not pinned", report.pg_log_label(None))
 
+    def test_ratios_include_a_nomerge_variant(self):
+        def run(profile, iops, rss):
+            return {"profile": profile,
+                    "client": {"iops_mean": iops, "lat_ms": {"p99": 1.0, "p99_9": 2.0}},
+                    "hdd": {"per_client_write": {"write_requests": 1.0}},
+                    "hdd_model": {}, "memory": {"total_rss_mb_max": rss}}
+        by_wl = {"w": [run("mimstore-jdata-dbnvme", 900.0, 440.0),
+                       run("mimstore-nomerge-dbnvme", 300.0, 400.0),
+                       run("bluestore-hybrid", 300.0, 1500.0)]}
+        r = report.compute_ratios(by_wl, "mimstore-jdata-dbnvme")["w"]
+        self.assertEqual(["bluestore-hybrid", "mimstore-nomerge-dbnvme"], sorted(r))
+        self.assertAlmostEqual(1.1, r["mimstore-nomerge-dbnvme"]["osd_rss_max"])
+        self.assertAlmostEqual(3.0, r["mimstore-nomerge-dbnvme"]["iops"])
+
     def test_ratios_of_a_mimstore_variant_when_mimstore_is_absent(self):
         self.assertEqual(report.ratio_subject(["mimstore-nomerge", "mimstore", "mimstore-jdata"]), "mimstore")
         self.assertEqual(report.ratio_subject(["mimstore-nomerge", "mimstore-jdata", "mimstore-fixed"]),
                          "mimstore-jdata")
         self.assertIsNone(report.ratio_subject(["bluestore-hybrid", "mimstore-nomerge"]))
+        self.assertEqual(report.ratio_subject(["mimstore-nomerge-dbnvme", "mimstore-jdata-dbnvme"]),
+                         "mimstore-jdata-dbnvme")
         # the fixture run as mimstore-jdata: its ratios are mimstore-jdata's
         src = os.path.join(self.d, "runs", "mimstore")
         os.rename(src, os.path.join(self.d, "runs", "mimstore-jdata"))
