@@ -237,6 +237,12 @@ def parse_heap_stats(text):
     return out
 
 
+# What mimstore holds in memory per cached write or sn in flight
+# (dump_mimstore_htmll), to set beside the heap figures.
+MIMSTORE_HELD = ("extents", "bytes", "sns_held", "sns_window", "journal_live_entries",
+                 "checkpoint_pending", "parts_waiting_for_sync")
+
+
 def mem_snapshot(path, min_pool_mb=1.0):
     """Where each OSD's memory was at one moment (bench.sh mem_dump), in MiB:
     tcmalloc's heap (in use; held in its free lists, which RSS counts but
@@ -261,6 +267,12 @@ def mem_snapshot(path, min_pool_mb=1.0):
             "mempools_mb": {k: v for k, v in sorted(pool_mb.items(), key=lambda kv: -kv[1])
                             if v >= min_pool_mb},
         }
+        held = v.get("mimstore") or {}
+        if isinstance(held, dict) and held.get("htmll"):
+            held = held["htmll"]
+        counts = {k: held[k] for k in MIMSTORE_HELD if isinstance(held.get(k), (int, float))}
+        if counts:
+            out[name]["mimstore_held"] = counts
     return out
 
 

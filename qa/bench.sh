@@ -379,6 +379,11 @@ mem_dump() {   # OUT: where each OSD's memory is: Ceph's mempools (PG log,
       timeout 20 ceph --admin-daemon "$CLUSTER_DIR/asok/$name.asok" dump_mempools 2>/dev/null || printf 'null'
       printf ', "heap": '
       timeout 20 ceph --admin-daemon "$CLUSTER_DIR/asok/$name.asok" heap stats 2>&1 | jq -Rs . || printf 'null'
+      # mimstore's own counts of what it holds (cached extents, sns in
+      # flight, journal entries); other stores have no such command
+      printf ', "mimstore": '
+      timeout 20 ceph --admin-daemon "$CLUSTER_DIR/asok/$name.asok" dump_mimstore_htmll 2>/dev/null |
+        jq -c . 2>/dev/null || printf 'null'
       printf '}'
     done
     echo '}'

@@ -188,6 +188,11 @@ def mem_note(r):
         parts.append("%s heap in use %s MiB (mempools %s MiB: %s), tcmalloc free lists %s MiB" % (
             name, fmt(m["heap_mb"].get("in_use"), "%.0f"), fmt(m["mempools_total_mb"], "%.0f"),
             pools or "-", fmt(m["tcmalloc_free_mb"], "%.0f")))
+        held = m.get("mimstore_held")
+        if held:
+            parts[-1] += ", holding %s cached extents, %s sns in flight, %s journal entries" % (
+                fmt(held.get("extents"), "%d"), fmt(held.get("sns_held"), "%d"),
+                fmt(held.get("journal_live_entries"), "%d"))
     return "; memory at the end: " + "; ".join(parts)
 
 

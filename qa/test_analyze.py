@@ -235,6 +235,18 @@ class MemSnapshotTest(unittest.TestCase):
         self.assertEqual(list(m["mempools_mb"]), ["osd_pglog", "buffer_anon"])
         self.assertAlmostEqual(m["mempools_mb"]["osd_pglog"], 90.0)
 
+    def test_mimstore_counts(self):
+        path = os.path.join(self.d, "mem_end.json")
+        held = {"htmll": {"extents": 240000, "sns_held": 300000, "sns_window": 301000,
+                          "journal_live_entries": 300500, "merge": True}}
+        json.dump({"t": T0, "osd.0": {"mempools": None, "heap": HEAP_TEXT, "mimstore": held},
+                   "osd.1": {"mempools": None, "heap": HEAP_TEXT, "mimstore": None}},
+                  open(path, "w"))
+        m = analyze.mem_snapshot(path)
+        self.assertEqual({"extents": 240000, "sns_held": 300000, "sns_window": 301000,
+                          "journal_live_entries": 300500}, m["osd.0"]["mimstore_held"])
+        self.assertNotIn("mimstore_held", m["osd.1"])   # another store: no counts
+
     def test_admin_socket_failure_and_no_file(self):
         path = os.path.join(self.d, "mem_end.json")
         json.dump({"t": T0, "osd.0": {"mempools": None, "heap": "error: connection refused\n"}},

@@ -90,6 +90,11 @@ class ReportTest(unittest.TestCase):
         self.assertIn("memory at the end: osd.0 heap in use 300 MiB (mempools 110 MiB: "
                       "osd_pglog 90, buffer_anon 20), tcmalloc free lists 64 MiB", md)
         self.assertEqual(1, md.count("memory at the end"))
+        at_end["osd.0"]["mimstore_held"] = {"extents": 240000, "sns_held": 300000,
+                                            "journal_live_entries": 300500}
+        md = self._report_after(lambda r: r["memory"].update(at_end=at_end))
+        self.assertIn("tcmalloc free lists 64 MiB, holding 240000 cached extents, "
+                      "300000 sns in flight, 300500 journal entries", md)
 
     def test_pg_log_line_says_whether_the_log_was_pinned(self):
         self.assertEqual("PG log pinned at 1000 entries per PG", report.pg_log_label(1000))
