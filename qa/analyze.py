@@ -240,7 +240,8 @@ def parse_heap_stats(text):
 # What mimstore holds in memory per cached write or sn in flight
 # (dump_mimstore_htmll), to set beside the heap figures.
 MIMSTORE_HELD = ("extents", "bytes", "sns_held", "sns_window", "journal_live_entries",
-                 "checkpoint_pending", "parts_waiting_for_sync")
+                 "checkpoint_pending", "parts_waiting_for_sync",
+                 "db_block_cache_bytes", "db_memtable_bytes")
 
 
 def mem_snapshot(path, min_pool_mb=1.0):

@@ -193,6 +193,10 @@ def mem_note(r):
             parts[-1] += ", holding %s cached extents, %s sns in flight, %s journal entries" % (
                 fmt(held.get("extents"), "%d"), fmt(held.get("sns_held"), "%d"),
                 fmt(held.get("journal_live_entries"), "%d"))
+            db = [held.get(k) for k in ("db_block_cache_bytes", "db_memtable_bytes")]
+            if None not in db:
+                parts[-1] += ", RocksDB block cache %.0f MiB and memtables %.0f MiB" % (
+                    db[0] / 1048576.0, db[1] / 1048576.0)
     return "; memory at the end: " + "; ".join(parts)
 
 

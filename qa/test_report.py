@@ -95,6 +95,10 @@ class ReportTest(unittest.TestCase):
         md = self._report_after(lambda r: r["memory"].update(at_end=at_end))
         self.assertIn("tcmalloc free lists 64 MiB, holding 240000 cached extents, "
                       "300000 sns in flight, 300500 journal entries", md)
+        at_end["osd.0"]["mimstore_held"].update(db_block_cache_bytes=64 << 20,
+                                                db_memtable_bytes=12 << 20)
+        md = self._report_after(lambda r: r["memory"].update(at_end=at_end))
+        self.assertIn("300500 journal entries, RocksDB block cache 64 MiB and memtables 12 MiB", md)
 
     def test_pg_log_line_says_whether_the_log_was_pinned(self):
         self.assertEqual("PG log pinned at 1000 entries per PG", report.pg_log_label(1000))

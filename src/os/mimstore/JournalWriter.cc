@@ -83,18 +83,17 @@ uint64_t JournalWriter::used() const
 uint64_t JournalWriter::used_since(sn_t sn) const
 {
   std::lock_guard l(lock);
-  auto p = std::lower_bound(
-    index.begin(), index.end(), sn,
-    [](const IndexEntry& e, sn_t v) { return e.sn < v; });
-  if (p == index.end()) {
+  bool oldest = false;
+  const mim::BatchRange* b = index.batch_from(sn, &oldest);
+  if (!b) {
     return 0;
   }
-  if (p == index.begin()) {
+  if (oldest) {
     return mim::area_used(dev.geo(), tail, head);
   }
   // Batches are padded: counting from the batch's start charges the
   // padding too, which is what fills the journal with small transactions.
-  return mim::area_used(dev.geo(), p->batch_off, head);
+  return mim::area_used(dev.geo(), b->off, head);
 }
 
 void JournalWriter::writer_loop()
@@ -198,9 +197,7 @@ JournalWriter::Batch* JournalWriter::place_batch_locked(
   ceph_assert(r == 0);
   batch->off = pl->off;
   batch->end = pl->next_head;
-  for (sn_t sn = batch->first_sn; sn <= batch->last_sn; ++sn) {
-    index.push_back(IndexEntry{sn, pl->off, batch->first_sn});
-  }
+  index.push(batch->first_sn, batch->last_sn, pl->off);
   if (pl->wrap) {
     if (posix_memalign(reinterpret_cast<void**>(&batch->wrap_buf),
                        dev.block_size(), dev.block_size()) != 0) {
@@ -342,9 +339,7 @@ void JournalWriter::reaper_loop()
 JournalWriter::Trim JournalWriter::trim(sn_t checkpoint)
 {
   std::lock_guard l(lock);
-  while (!index.empty() && index.front().sn < checkpoint) {
-    index.pop_front();
-  }
+  index.trim_below(checkpoint);
   // Replay starts at a block boundary (the format's rule), so at the
   // batch that holds the checkpoint: the few entries before it in that
   // batch are replayed again, which replay tolerates like any other
@@ -354,9 +349,9 @@ JournalWriter::Trim JournalWriter::trim(sn_t checkpoint)
     t.new_tail = head;
     t.start_sn = checkpoint;
   } else {
-    ceph_assert(index.front().sn == checkpoint);
-    t.new_tail = index.front().batch_off;
-    t.start_sn = index.front().batch_first_sn;
+    ceph_assert(index.first_sn() == checkpoint);
+    t.new_tail = index.front().off;
+    t.start_sn = index.front().first_sn;
   }
   t.committed_up_to = committed_up_to;
   return t;

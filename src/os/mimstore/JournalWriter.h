@@ -35,6 +35,7 @@
 
 #include "JournalDevice.h"
 #include "MIMConfig.h"
+#include "core/batch_index.h"
 #include "core/io_env.h"
 #include "core/journal_format.h"
 
@@ -99,7 +100,7 @@ class JournalWriter {
   /// Entries between the checkpoint and the head (diagnostics).
   uint64_t live_entries() const {
     std::lock_guard l(lock);
-    return index.size();
+    return index.live_entries();
   }
 
  private:
@@ -154,14 +155,9 @@ class JournalWriter {
   uint64_t head = 0;                     ///< GUARDED_BY(lock) next write offset
   uint64_t tail = 0;                     ///< GUARDED_BY(lock) replay start
   sn_t committed_up_to = 0;              ///< GUARDED_BY(lock)
-  /// Every live entry in sn order, with where its batch starts (replay
-  /// must start at a batch, which is block aligned).
-  struct IndexEntry {
-    sn_t sn;
-    uint64_t batch_off;
-    sn_t batch_first_sn;
-  };
-  std::deque<IndexEntry> index;          ///< GUARDED_BY(lock)
+  /// The live entries, a record per batch: where each sn's batch starts
+  /// (replay must start at a batch, which is block aligned).
+  mim::BatchIndex index;                 ///< GUARDED_BY(lock)
   bool stopping = false;                 ///< GUARDED_BY(lock)
   int sticky_error = 0;                  ///< GUARDED_BY(lock)
   /// GUARDED_BY(lock); the reaper stops only after the writer

@@ -17,6 +17,7 @@
 
 #include "common/debug.h"
 #include "common/errno.h"
+#include "perfglue/heap_profiler.h"
 
 #include "MIMJournal.h"
 #include "ObjectFiles.h"
@@ -557,11 +558,14 @@ void MIMStore::_flush_frozen()
   pacer.sweep_finished(_mono_secs());
   _end_writeback_window();
   htmll->end_flush();
+  // The generation's index and buffers were freed at once; give the pages
+  // back instead of letting the allocator keep them as a high-water mark
+  // in the OSD's RSS (tcmalloc held 33 MiB more free lists than merging
+  // off at 64 GiB, 20261125-64G-compact-index). Once per sweep: the next
+  // generation's page faults cost less than a minute of writes.
+  ceph_heap_release_free_memory();  // tcmalloc's free lists; no-op otherwise
 #ifdef __GLIBC__
-  // The generation's buffers were freed by another thread than the one
-  // that allocated them; give the memory back instead of letting glibc's
-  // arenas hold it (the OSD's RSS would keep a high-water mark).
-  malloc_trim(0);
+  malloc_trim(0);  // glibc's arenas, when the build uses its malloc
 #endif
   logger->inc(l_mimstore_flush_objects, objects);
   logger->tinc(l_mimstore_flush_lat, ceph::mono_clock::now() - start);

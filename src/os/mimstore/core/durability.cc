@@ -17,7 +17,7 @@ namespace mim {
 void Durability::hold(sn_t sn)
 {
   std::lock_guard l(parts_lock);
-  ++holds[sn];
+  holds.add(sn);
 }
 
 void Durability::release_after_sync(sn_t sn)
@@ -40,7 +40,13 @@ void Durability::reset_checkpoint(sn_t first)
 size_t Durability::sns_held() const
 {
   std::lock_guard l(parts_lock);
-  return holds.size();
+  return holds.held();
+}
+
+size_t Durability::sns_window() const
+{
+  std::lock_guard l(parts_lock);
+  return holds.span();
 }
 
 size_t Durability::parts_unsynced() const
@@ -146,15 +152,16 @@ void Durability::sync_once()
     }
     std::lock_guard l(parts_lock);
     for (sn_t sn : batch) {
-      auto p = holds.find(sn);
+      const int64_t left = holds.remove(sn);
       // Invariant: every released part was held first.
-      MIM_CHECK(p != holds.end());
-      if (--p->second == 0) {
-        holds.erase(p);
+      MIM_CHECK(left >= 0);
+      if (left == 0) {
         int r = tracker.record_durable(sn);
         MIM_CHECK(r == 0);
       }
     }
+    // Below the checkpoint every sn is durable: its counters can go.
+    holds.trim_below(tracker.checkpoint());
   }
   const sn_t cp = tracker.checkpoint();
   if (cp > last_checkpoint) {

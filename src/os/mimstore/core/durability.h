@@ -54,10 +54,10 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
-#include <unordered_map>
 #include <vector>
 
 #include "core/checkpoint_tracker.h"
+#include "core/sn_counts.h"
 #include "core/types.h"
 
 namespace mim {
@@ -109,6 +109,8 @@ class Durability {
   uint64_t checkpoint_pending() const { return tracker.pending(); }
   /// sns with outstanding parts, and parts waiting for a sync.
   size_t sns_held() const;
+  /// sns the hold counters span (about 4 B each).
+  size_t sns_window() const;
   size_t parts_unsynced() const;
 
   // ---- the writeback throttle ----
@@ -147,8 +149,9 @@ class Durability {
   CheckpointTracker tracker;
 
   mutable std::mutex parts_lock;
-  /// Outstanding parts per sn. GUARDED_BY(parts_lock)
-  std::unordered_map<sn_t, uint32_t> holds;
+  /// Outstanding parts per sn, from about the checkpoint on (a dense
+  /// window: 4 B per sn in flight). GUARDED_BY(parts_lock)
+  SnCounts holds;
   /// Parts done since the last sync started. GUARDED_BY(parts_lock)
   std::vector<sn_t> unsynced;
 
