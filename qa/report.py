@@ -197,7 +197,23 @@ def mem_note(r):
             if None not in db:
                 parts[-1] += ", RocksDB block cache %.0f MiB and memtables %.0f MiB" % (
                     db[0] / 1048576.0, db[1] / 1048576.0)
+                rest = rss_less_filled(r, name, m, db)
+                if rest is not None:
+                    parts[-1] += ("; RSS at the end less the PG log and RocksDB's cache and "
+                                  "memtables %.0f MiB" % rest)
     return "; memory at the end: " + "; ".join(parts)
+
+
+def rss_less_filled(r, name, m, db):
+    """The OSD's RSS at the end less what fills with the ops done up to a
+    bound whatever the store (the PG log; RocksDB's block cache and
+    memtables): what two mimstore profiles that did unequal work can be
+    compared by before both are flat. None when a figure is missing."""
+    end = (((r.get("memory") or {}).get("osd_rss_mb") or {}).get(name) or {}).get("end")
+    pglog = (m.get("mempools_mb") or {}).get("osd_pglog")
+    if end is None or pglog is None:
+        return None
+    return end - pglog - (db[0] + db[1]) / 1048576.0
 
 
 def emu_note(r):

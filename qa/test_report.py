@@ -99,6 +99,10 @@ class ReportTest(unittest.TestCase):
                                                 db_memtable_bytes=12 << 20)
         md = self._report_after(lambda r: r["memory"].update(at_end=at_end))
         self.assertIn("300500 journal entries, RocksDB block cache 64 MiB and memtables 12 MiB", md)
+        # RSS at the end 400: less osd_pglog 90, the cache 64 and the memtables 12
+        md = self._report_after(lambda r: (r["memory"].update(at_end=at_end),
+                                           r["memory"].update(osd_rss_mb={"osd.0": {"end": 400.0}})))
+        self.assertIn("RSS at the end less the PG log and RocksDB's cache and memtables 234 MiB", md)
 
     def test_pg_log_line_says_whether_the_log_was_pinned(self):
         self.assertEqual("PG log pinned at 1000 entries per PG", report.pg_log_label(1000))
