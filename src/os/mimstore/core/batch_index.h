@@ -7,8 +7,9 @@
  * start at a batch (block aligned), and the space a generation uses is
  * counted from its first batch. A batch holds the consecutive sns
  * [first_sn, last_sn], so one 24 B record per batch says it for every
- * entry. (One record per entry cost 24 B per sn: 7 MiB for the 300,000
- * sns behind a 64 GiB sweep, docs/results/20261125-64G-compact-index.)
+ * entry. (One record per entry costs 24 B per sn: 7 MiB for 300,000 sns.
+ * The saving needs batches of several entries; at the rates measured so
+ * far each batch held one, docs/results/20261125-64G-all.)
  *
  *   batches_   the live batches in sn order; the front one may be partly
  *              trimmed: its live sns start at live_from_
