@@ -173,7 +173,7 @@ if [ -z "$ceph_tier_reason" ]; then
       "$BIN/ceph_test_mimstore" --gtest_brief=1 \
       --gtest_filter='*OpsCrash*:*SplitCrash*:*MergeCrash*' \
       --log-file="$TESTDIR/ops_crash.log"
-    run_step "crash loop (power loss at walking I/O points, merge on and off)" \
+    run_step "crash loop (power loss at walking I/O points; merge off, on, on with data in a 512 B journal)" \
       "$REPO/qa/crash/crash-loop.sh" "$MODE"
     # The same with XFS's metadata log modelled: 60 points here, 200 for
     # each of three seeds in --long.

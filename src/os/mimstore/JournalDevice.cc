@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <vector>
 
 #include "common/errno.h"
 
@@ -63,9 +64,10 @@ int JournalDevice::open(bool create, std::ostream& err)
     fd_ = -1;
     return -EBUSY;
   }
-  uint32_t lbs = 512;
-  io_->get_logical_block_size(fd_, &lbs);
-  block_size_ = std::max<uint32_t>(mim::JOURNAL_DEFAULT_BLOCK_SIZE, lbs);
+  r = choose_block_size(path, err);
+  if (r < 0) {
+    return r;
+  }
   uint64_t size = 0;
   if (!is_block_device_ && create && conf_.journal_size_mb) {
     size = conf_.journal_size_mb << 20;
@@ -91,7 +93,38 @@ int JournalDevice::open(bool create, std::ostream& err)
         << "raise osd_journal_size for a journal file)";
     return -ENOSPC;
   }
+  dev_size_ = size;
   geo_ = mim::JournalGeometry(size, block_size_);
+  return 0;
+}
+
+
+int JournalDevice::choose_block_size(const std::string& path,
+                                     std::ostream& err)
+{
+  uint32_t pbs = 0;
+  io_->get_logical_block_size(fd_, &lbs_);
+  io_->get_physical_block_size(fd_, &pbs);
+  if (conf_.journal_block_size) {
+    if (conf_.journal_block_size < lbs_) {
+      err << "mimstore_journal_block_size = " << conf_.journal_block_size
+          << " is below the logical block size of journal " << path << " ("
+          << lbs_ << " bytes), which O_DIRECT writes must be multiples of: "
+          << "set it to at least " << lbs_ << ", or to 0 for the device's "
+          << "physical block size";
+      return -EINVAL;
+    }
+    block_size_ = conf_.journal_block_size;
+    return 0;
+  }
+  // The physical block size, if it is one a journal can use; a device that
+  // reports something odd gets the 4 KiB Ceph's own journals use.
+  uint32_t want = std::max(pbs, lbs_);
+  if ((want & (want - 1)) != 0 || want < mim::JOURNAL_MIN_BLOCK_SIZE ||
+      want > mim::JOURNAL_MAX_BLOCK_SIZE) {
+    want = std::max<uint32_t>(mim::JOURNAL_DEFAULT_BLOCK_SIZE, lbs_);
+  }
+  block_size_ = want;
   return 0;
 }
 
@@ -126,27 +159,48 @@ int JournalDevice::write_header(const mim::JournalHeader& h)
 
 int JournalDevice::read_header(mim::JournalHeader* h, std::ostream& err)
 {
-  AlignedBuf b(2 * block_size_, block_size_);
-  int r = read_at(0, 2 * block_size_, b.p);
-  if (r < 0) {
-    err << "cannot read the header of journal " << conf_.journal_path << ": "
-        << cpp_strerror(r);
-    return r;
-  }
-  std::string why;
-  int which;
-  r = mim::pick_header(b.p, b.p + block_size_, block_size_, h, &which, &why);
-  if (r < 0) {
-    err << "journal " << conf_.journal_path << " has no valid header: " << why;
-    if (r == -EINVAL) {
-      err << " (not a mimstore journal: point osd_journal at this OSD's "
-             "journal, or run ceph-osd --mkjournal)";
-    } else if (r == -EPROTONOSUPPORT) {
-      err << " (written by a newer mimstore)";
+  // The block size is the journal's own, fixed when it was made; the option
+  // or the device may say otherwise today. Look for the header slots at the
+  // expected size first, then at every other size the journal can have.
+  std::vector<uint32_t> sizes = {block_size_};
+  for (uint32_t bs = mim::JOURNAL_MIN_BLOCK_SIZE;
+       bs <= mim::JOURNAL_MAX_BLOCK_SIZE; bs *= 2) {
+    if (bs != block_size_ && bs >= lbs_) {
+      sizes.push_back(bs);
     }
-    return r;
   }
-  return 0;
+  int first_r = 0;
+  std::string first_why;
+  for (uint32_t bs : sizes) {
+    AlignedBuf b(2 * bs, std::max(bs, lbs_));
+    int r = read_at(0, 2 * bs, b.p);
+    if (r < 0 && bs == block_size_) {
+      err << "cannot read the header of journal " << conf_.journal_path
+          << ": " << cpp_strerror(r);
+      return r;
+    }
+    std::string why;
+    int which;
+    if (r == 0) {
+      r = mim::pick_header(b.p, b.p + bs, bs, h, &which, &why);
+    }
+    if (r == 0) {
+      return 0;
+    }
+    if (bs == block_size_) {
+      first_r = r;
+      first_why = why;
+    }
+  }
+  err << "journal " << conf_.journal_path << " has no valid header: "
+      << first_why;
+  if (first_r == -EINVAL) {
+    err << " (not a mimstore journal: point osd_journal at this OSD's "
+           "journal, or run ceph-osd --mkjournal)";
+  } else if (first_r == -EPROTONOSUPPORT) {
+    err << " (written by a newer mimstore)";
+  }
+  return first_r;
 }
 
 

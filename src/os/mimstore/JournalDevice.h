@@ -16,6 +16,7 @@
 #include <cstring>
 #include <new>
 #include <ostream>
+#include <string>
 
 #include "MIMConfig.h"
 #include "core/io_env.h"
@@ -55,25 +56,34 @@ class JournalDevice {
   void adopt(const mim::JournalHeader& h);
 
   int fd() const { return fd_; }
+  /// The journal's block size: chosen by open() (mimstore_journal_block_size,
+  /// or the device's physical block size), then the header's (adopt()).
   uint32_t block_size() const { return block_size_; }
   const mim::JournalGeometry& geo() const { return geo_; }
+  /// Bytes of the file or device.
+  uint64_t device_size() const { return dev_size_; }
 
   int read_at(uint64_t off, size_t len, char* buf);
   /// A write that is durable when it returns (the fd is O_DSYNC).
   int write_sync(uint64_t off, const char* buf, size_t len);
   int write_header(const mim::JournalHeader& h);
-  /// The newer valid one of the two header slots.
+  /// The newer valid one of the two header slots, at whatever block size
+  /// the journal was made with (then adopt() it).
   int read_header(mim::JournalHeader* h, std::ostream& err);
   /// Sequential append throughput (bytes/s) with batch-sized O_DIRECT
   /// writes over the area. Only before the journal holds data.
   int measure_throughput(uint64_t* bytes_per_sec);
 
  private:
+  int choose_block_size(const std::string& path, std::ostream& err);
+
   mim::IoEnv* const io_;
   const MIMConfig conf_;
   int fd_ = -1;
   bool is_block_device_ = false;
-  uint32_t block_size_ = 4096;
+  uint32_t lbs_ = 512;          ///< logical block size: O_DIRECT's unit
+  uint32_t block_size_ = mim::JOURNAL_DEFAULT_BLOCK_SIZE;
+  uint64_t dev_size_ = 0;
   mim::JournalGeometry geo_;
 };
 

@@ -83,6 +83,7 @@ void MIMStore::dump_htmll(ceph::Formatter* f)
   f->dump_unsigned("apply_queue", sequencer.queue_length());
   f->dump_unsigned("commit_waiters", sequencer.waiters());
   f->dump_unsigned("journal_used", journal->used());
+  f->dump_unsigned("journal_block_size", journal->block_size());
   f->dump_unsigned("journal_live_entries", journal->live_entries());
   // RocksDB's memory (block cache, memtables): it fills with the ops done
   // up to its configured bounds whatever the merge cache does, so the

@@ -6,6 +6,7 @@
 
 #include "common/ceph_context.h"
 #include "common/config.h"
+#include "core/journal_format.h"
 
 namespace mimstore {
 
@@ -80,6 +81,8 @@ void read_options(const ConfigProxy& conf, MIMConfig* c, WideOptions* w)
   c->journal_size_mb = conf.get_val<Option::size_t>("osd_journal_size");
   c->journal_dio = conf.get_val<bool>("mimstore_journal_dio");
   c->journal_aio = conf.get_val<bool>("mimstore_journal_aio");
+  c->journal_block_size =
+    conf.get_val<Option::size_t>("mimstore_journal_block_size");
   c->journal_max_batch_bytes =
     conf.get_val<Option::size_t>("mimstore_journal_max_batch_bytes");
   w->batch_entries =
@@ -151,6 +154,15 @@ int validate(const MIMConfig& c, const WideOptions& w, std::ostream& err)
     ck.fail("mimstore_journal_max_batch_bytes",
             std::to_string(c.journal_max_batch_bytes),
             "must be a power of two between 64 KiB and 256 MiB");
+  }
+  if (c.journal_block_size &&
+      (!is_pow2(c.journal_block_size) ||
+       c.journal_block_size < mim::JOURNAL_MIN_BLOCK_SIZE ||
+       c.journal_block_size > mim::JOURNAL_MAX_BLOCK_SIZE)) {
+    ck.fail("mimstore_journal_block_size",
+            std::to_string(c.journal_block_size),
+            "must be 0 (the device's physical block size) or a power of two "
+            "between 512 and 64 KiB");
   }
   ck.range("mimstore_journal_max_batch_entries", w.batch_entries, 1, 65536);
   ck.range("mimstore_journal_max_inflight", w.inflight, 1, 64);

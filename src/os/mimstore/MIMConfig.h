@@ -39,6 +39,7 @@ struct MIMConfig {
   uint64_t journal_size_mb = 0;     ///< osd_journal_size, for journal files
   bool journal_dio = true;
   bool journal_aio = true;
+  uint64_t journal_block_size = 0;  ///< 0: the device's physical block size
   uint64_t journal_max_batch_bytes = 0;
   uint32_t journal_max_batch_entries = 0;
   uint32_t journal_max_inflight = 0;

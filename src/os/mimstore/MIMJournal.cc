@@ -116,11 +116,18 @@ int MIMJournal::open(const uuid_d& fsid, bool* clean, std::ostream& err)
         << "(transactions in a lost journal are lost)";
     return -EINVAL;
   }
-  if (h.journal_size > dev.geo().area_end) {
+  if (h.journal_size > dev.device_size()) {
     err << "journal " << conf.journal_path << " is shorter ("
-        << dev.geo().area_end << " bytes) than its header says ("
+        << dev.device_size() << " bytes) than its header says ("
         << h.journal_size << "): truncated or the wrong partition";
     return -EINVAL;
+  }
+  if (conf.journal_block_size && h.block_size != conf.journal_block_size) {
+    dout(0) << "journal " << conf.journal_path << " was made with "
+            << h.block_size << "-byte blocks and keeps them; "
+            << "mimstore_journal_block_size = " << conf.journal_block_size
+            << " applies to a journal made from now on (ceph-osd "
+            << "--mkjournal after a clean stop)" << dendl;
   }
   dev.adopt(h);
   *clean = h.flags & mim::JOURNAL_FLAG_CLEAN;

@@ -96,6 +96,7 @@ class MIMJournal {
   int read_extent(uint64_t off, uint64_t len, char* dst);
 
   uint64_t size() const { return dev.geo().area_len(); }
+  uint32_t block_size() const { return dev.block_size(); }
   uint64_t used() const { return writer.used(); }
   /// Bytes from the batch holding `sn` to the head, padding included (all
   /// of used() if sn is older than the tail).

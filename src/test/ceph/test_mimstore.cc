@@ -659,6 +659,93 @@ bool dump_says_clean(const std::string& dump)
 
 }  // namespace
 
+// The journal's block size is chosen when it is made (the option, else the
+// device's physical block size) and is the journal's own from then on: a
+// journal of 512-byte blocks mounts, replays and remounts under any value
+// of the option. Small writes take only the blocks they need.
+TEST(MIMStoreJournal, BlockSizeIsTheJournalsOwn)
+{
+  // Journal bytes per 4 KiB write, each write committed alone (one entry
+  // per batch), after a fresh mkfs with the given option value.
+  auto bytes_per_write = [](const std::string& bs, std::string* dump) {
+    Conf c = base_conf(true);
+    c.set("mimstore_journal_block_size", bs);
+    StoreDir d;
+    auto s = make_store(d);
+    ObjectStore::CollectionHandle ch;
+    start_with_collection(s.get(), CID, &ch);
+    uint64_t b0 = perf_counter(s.get(), l_mimstore_journal_bytes);
+    uint64_t e0 = perf_counter(s.get(), l_mimstore_journal_entries);
+    for (int i = 0; i < 64; ++i) {
+      Transaction t;
+      t.write(CID, obj("b" + std::to_string(i % 4)), (i / 4) * 4096, 4096,
+              pattern(4096, char(i)));
+      EXPECT_EQ(0, apply(s.get(), ch, std::move(t)));
+    }
+    uint64_t b = perf_counter(s.get(), l_mimstore_journal_bytes) - b0;
+    uint64_t e = perf_counter(s.get(), l_mimstore_journal_entries) - e0;
+    ch.reset();
+    EXPECT_EQ(0, s->umount());
+    int r;
+    *dump = dump_journal_of(s.get(), &r);
+    EXPECT_EQ(0, r) << *dump;
+    EXPECT_EQ(64u, e);
+    return e ? b / e : 0;
+  };
+  std::string dump;
+  // 4 KiB blocks: the data and the transaction's metadata take two.
+  EXPECT_GE(bytes_per_write("4096", &dump), 8192u);
+  EXPECT_NE(std::string::npos, dump.find(" block 4096 ")) << dump;
+  // 512-byte blocks: the same write, padded to 512 bytes only.
+  EXPECT_LE(bytes_per_write("512", &dump), 4096u + 1024u);
+  EXPECT_NE(std::string::npos, dump.find(" block 512 ")) << dump;
+
+  // 0: the journal file's filesystem block size (the physical block size
+  // of a file), as the device would report for a partition.
+  {
+    Conf c = base_conf(true);
+    c.set("mimstore_journal_block_size", "0");
+    StoreDir d;
+    auto s = make_store(d);
+    ASSERT_EQ(0, s->mkfs());
+    struct stat st;
+    ASSERT_EQ(0, ::stat(d.journal.c_str(), &st));
+    int r;
+    dump = dump_journal_of(s.get(), &r);
+    ASSERT_EQ(0, r) << dump;
+    uint32_t want = std::max<uint32_t>(512, st.st_blksize);
+    EXPECT_NE(std::string::npos,
+              dump.find(" block " + std::to_string(want) + " "))
+      << "want " << want << ": " << dump;
+  }
+
+  // Made with 512, then an unclean stop: replay under another value of the
+  // option reads the journal at its own block size and loses nothing.
+  Conf c = base_conf(true);
+  long_intervals(c);
+  c.set("mimstore_journal_block_size", "512");
+  StoreDir d;
+  auto s = make_store(d);
+  ASSERT_EQ(0, s->mkfs());
+  ASSERT_EQ(99, commit_then_die(d, 0, 100));
+  for (const char* other : {"4096", "65536", "0"}) {
+    SCOPED_TRACE(std::string("option ") + other);
+    c.set("mimstore_journal_block_size", other);
+    ASSERT_EQ(0, s->mount());
+    ASSERT_NO_FATAL_FAILURE(expect_committed(s.get(), 99));
+    ASSERT_EQ(0, s->umount());
+    int r;
+    dump = dump_journal_of(s.get(), &r);
+    ASSERT_EQ(0, r) << dump;
+    EXPECT_NE(std::string::npos, dump.find(" block 512 ")) << dump;
+  }
+  EXPECT_EQ(199, commit_then_die(d, 100, 100));
+  ASSERT_EQ(0, s->mount());
+  EXPECT_GT(perf_counter(s.get(), l_mimstore_replayed), 0);
+  ASSERT_NO_FATAL_FAILURE(expect_committed(s.get(), 199));
+  ASSERT_EQ(0, s->umount());
+}
+
 // A journal that holds unreplayed transactions is never replaced: mkjournal
 // refuses, and the same store object then mounts and replays all of it.
 TEST(MIMStoreJournalTools, MkjournalRefusesUnreplayedJournal)
@@ -1255,6 +1342,9 @@ TEST(MIMStoreBadConfig, EachBadOptionIsRefused)
     {"mimstore_min_sync_interval", "-0.5"},
     {"mimstore_journal_pressure_ratio", "1.5"},
     {"mimstore_journal_max_batch_bytes", "1000"},
+    {"mimstore_journal_block_size", "1000"},
+    {"mimstore_journal_block_size", "256"},
+    {"mimstore_journal_block_size", "131072"},
     {"mimstore_journal_max_inflight", "0"},
     {"mimstore_cache_max_bytes", "4096"},
     {"mimstore_backoff_high", "0.5"},

@@ -3,7 +3,9 @@
 /*
  * mimstore crash loop: power loss at the Nth I/O, N walking through the
  * whole write path (journal appends and wraps, applies, HTMLL flushes,
- * syncs, checkpoint and header writes), merge on and off.
+ * syncs, checkpoint and header writes), merge off, on, and on with the
+ * merged data kept only in a journal of 512-byte blocks (torn writes then
+ * tear inside what a 4 KiB journal would write as one block).
  *
  * For each crash point a forked child mounts a fresh store whose I/O seam
  * (FaultIoEnv) crashes at I/O N: every write not yet synced is kept,
@@ -47,11 +49,29 @@ uint64_t env_u64(const char* name, uint64_t dflt)
   return v ? strtoull(v, nullptr, 10) : dflt;
 }
 
-Conf crash_conf(bool merge)
+/// What a crash loop runs: merging off, on, or on with the merged data kept
+/// only in a journal of 512-byte blocks (reads and write back from there).
+enum class CrashMode { MERGE_OFF, MERGE_ON, JOURNAL_DATA_512 };
+
+const char* mode_name(CrashMode m)
+{
+  switch (m) {
+  case CrashMode::MERGE_OFF: return "off";
+  case CrashMode::MERGE_ON: return "on";
+  case CrashMode::JOURNAL_DATA_512: return "on_jdata_512";
+  }
+  return "?";
+}
+
+Conf crash_conf(CrashMode m)
 {
   // A small journal that wraps during the run, short sync and flush
   // intervals so syncs, flushes and checkpoints happen between crashes.
+  const bool merge = m != CrashMode::MERGE_OFF;
+  const bool jdata = m == CrashMode::JOURNAL_DATA_512;
   return Conf({{"mimstore_merge", merge ? "true" : "false"},
+               {"mimstore_merge_data_in_journal", jdata ? "true" : "false"},
+               {"mimstore_journal_block_size", jdata ? "512" : "4096"},
                {"osd_journal_size", "16"},
                {"mimstore_journal_max_batch_bytes", "262144"},
                {"mimstore_journal_throughput", "100000000"},
@@ -216,11 +236,11 @@ class Reference {
 
 }  // namespace
 
-class MIMStoreCrash : public ::testing::TestWithParam<bool> {};
+class MIMStoreCrash : public ::testing::TestWithParam<CrashMode> {};
 
 TEST_P(MIMStoreCrash, PowerLossAtWalkingIOPoints)
 {
-  const bool merge = GetParam();
+  const CrashMode mode = GetParam();
   const uint64_t seed = env_u64("MIMSTORE_CRASH_SEED", 1);
   const uint64_t points = env_u64("MIMSTORE_CRASH_POINTS", 200);
   const uint64_t only = env_u64("MIMSTORE_CRASH_ONLY", 0);
@@ -229,7 +249,7 @@ TEST_P(MIMStoreCrash, PowerLossAtWalkingIOPoints)
   const char* meta_env = getenv("MIMSTORE_CRASH_META");
   const std::string meta =
     meta_env && *meta_env ? std::string(",meta=") + meta_env : "";
-  Conf c = crash_conf(merge);
+  Conf c = crash_conf(mode);
   Reference ref(seed);
 
   // Calibrate: the I/O count of a run without a crash.
@@ -245,7 +265,7 @@ TEST_P(MIMStoreCrash, PowerLossAtWalkingIOPoints)
     ASSERT_EQ(int(ref.total()), r.acked);
     total_io = r.io_count;
   }
-  std::cout << "crash loop: merge " << (merge ? "on" : "off") << ", seed "
+  std::cout << "crash loop: merge " << mode_name(mode) << ", seed "
             << seed << meta << ", " << total_io << " I/Os per run, " << points
             << " crash points" << std::endl;
 
@@ -253,7 +273,7 @@ TEST_P(MIMStoreCrash, PowerLossAtWalkingIOPoints)
   for (uint64_t p = 0; p < points; ++p) {
     uint64_t n = only ? only : 1 + p * total_io / points + (p % 7);
     std::string trace = "crash point " + stringify(n) + " seed " +
-      stringify(seed) + " merge " + (merge ? "on" : "off") +
+      stringify(seed) + " merge " + mode_name(mode) +
       " (replay with MIMSTORE_CRASH_ONLY=" + stringify(n) +
       " MIMSTORE_CRASH_SEED=" + stringify(seed) + ")";
     SCOPED_TRACE(trace);
@@ -344,7 +364,10 @@ TEST_P(MIMStoreCrash, PowerLossAtWalkingIOPoints)
             << " runs with a lost or half-applied transaction" << std::endl;
 }
 
-INSTANTIATE_TEST_SUITE_P(Merge, MIMStoreCrash, ::testing::Bool(),
+INSTANTIATE_TEST_SUITE_P(Merge, MIMStoreCrash,
+                         ::testing::Values(CrashMode::MERGE_OFF,
+                                           CrashMode::MERGE_ON,
+                                           CrashMode::JOURNAL_DATA_512),
                          [](const auto& info) {
-                           return info.param ? "on" : "off";
+                           return mode_name(info.param);
                          });

@@ -79,6 +79,9 @@ class CopyCloneEnv : public IoEnv {
   int get_logical_block_size(int fd, uint32_t* bs) override {
     return b_->get_logical_block_size(fd, bs);
   }
+  int get_physical_block_size(int fd, uint32_t* bs) override {
+    return b_->get_physical_block_size(fd, bs);
+  }
   int rename(const std::string& a, const std::string& b) override {
     return b_->rename(a, b);
   }

@@ -230,6 +230,11 @@ TEST_F(IoEnvTest, TruncateAllocateStat)
   EXPECT_EQ(0, env->get_logical_block_size(fd, &lbs));
   EXPECT_GE(lbs, 512u);
   EXPECT_EQ(0u, lbs & (lbs - 1));
+  // A file: its filesystem's block size, never below the logical one.
+  uint32_t pbs = 0;
+  EXPECT_EQ(0, env->get_physical_block_size(fd, &pbs));
+  EXPECT_GE(pbs, lbs);
+  EXPECT_EQ(uint32_t(st.st_blksize > lbs ? st.st_blksize : lbs), pbs);
   env->close(fd);
 }
 

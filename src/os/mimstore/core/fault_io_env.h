@@ -273,6 +273,7 @@ class FaultIoEnv : public IoEnv {
   int stat(const std::string& path, struct stat* st) override;
   int get_size(int fd, uint64_t* size) override;
   int get_logical_block_size(int fd, uint32_t* bs) override;
+  int get_physical_block_size(int fd, uint32_t* bs) override;
   int physical_offset(int fd, uint64_t off, uint64_t* phys) override;
   int rename(const std::string& from, const std::string& to) override;
   int unlink(const std::string& path) override;

@@ -395,6 +395,14 @@ int FaultIoEnv::get_logical_block_size(int fd, uint32_t* bs)
   return base_->get_logical_block_size(fd, bs);
 }
 
+int FaultIoEnv::get_physical_block_size(int fd, uint32_t* bs)
+{
+  if (crashed()) {
+    return -EIO;
+  }
+  return base_->get_physical_block_size(fd, bs);
+}
+
 int FaultIoEnv::list_dir(const std::string& path,
                          std::vector<std::string>* names)
 {

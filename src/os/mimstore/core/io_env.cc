@@ -77,6 +77,7 @@ class PosixIoEnv : public IoEnv {
   int stat(const std::string& path, struct stat* st) override;
   int get_size(int fd, uint64_t* size) override;
   int get_logical_block_size(int fd, uint32_t* bs) override;
+  int get_physical_block_size(int fd, uint32_t* bs) override;
   int physical_offset(int fd, uint64_t off, uint64_t* phys) override;
   int rename(const std::string& from, const std::string& to) override;
   int unlink(const std::string& path) override;
@@ -411,6 +412,31 @@ int PosixIoEnv::get_logical_block_size(int fd, uint32_t* bs)
   }
 #endif
   *bs = 512;
+  return 0;
+}
+
+int PosixIoEnv::get_physical_block_size(int fd, uint32_t* bs)
+{
+  uint32_t lbs = 512;
+  int r = get_logical_block_size(fd, &lbs);
+  if (r < 0) {
+    return r;
+  }
+  struct stat st;
+  if (::fstat(fd, &st) < 0) {
+    return -errno;
+  }
+  uint32_t pbs = 0;
+  if (S_ISBLK(st.st_mode)) {
+    unsigned int s = 0;
+    if (::ioctl(fd, BLKPBSZGET, &s) < 0) {
+      return -errno;
+    }
+    pbs = s;
+  } else {
+    pbs = st.st_blksize > 0 ? uint32_t(st.st_blksize) : 0;
+  }
+  *bs = std::max(pbs, lbs);
   return 0;
 }
 

@@ -78,8 +78,13 @@ class IoEnv {
   virtual int get_size(int fd, uint64_t* size) = 0;
   /// The alignment O_DIRECT needs: BLKSSZGET for a block device, the
   /// filesystem's direct-I/O offset alignment (statx) for a file, else 512.
-  /// The journal's block size is max(4096, this).
   virtual int get_logical_block_size(int fd, uint32_t* bs) = 0;
+  /// The unit the device writes without a read-modify-write: BLKPBSZGET
+  /// for a block device (for NVMe, Linux reports the smaller of the
+  /// preferred write granularity and the atomic write unit), the
+  /// filesystem's block size (st_blksize) for a file. Never below the
+  /// logical block size. The journal's block size defaults to this.
+  virtual int get_physical_block_size(int fd, uint32_t* bs) = 0;
   /// Where byte `off` of a file sits on its device (FS_IOC_FIEMAP), for
   /// ordering writeback by disk address; a hint, stale as soon as the file
   /// changes. -ENODATA: a hole, or not allocated yet (delayed allocation);

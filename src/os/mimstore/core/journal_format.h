@@ -53,6 +53,9 @@ constexpr uint32_t JOURNAL_FLAG_CLEAN = 1u << 0;
 constexpr uint32_t JOURNAL_KNOWN_FLAGS = JOURNAL_FLAG_CLEAN;
 constexpr uint32_t JOURNAL_MIN_BLOCK_SIZE = 512;
 constexpr uint32_t JOURNAL_DEFAULT_BLOCK_SIZE = 4096;
+/// The largest block size mimstore makes a journal with (the opener looks
+/// for a header at every power of two up to this).
+constexpr uint32_t JOURNAL_MAX_BLOCK_SIZE = 65536;
 
 constexpr uint32_t ENTRY_MAGIC = 0x454D494D;  // "MIME"
 constexpr size_t ENTRY_HEADER_SIZE = 48;
