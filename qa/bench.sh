@@ -70,6 +70,13 @@
 #   --workdir DIR             devices, cluster, results (/var/tmp/mimstore-bench)
 #   --results DIR             results directory (WORKDIR/results/<timestamp>)
 #   --keep                    leave the last cluster and devices up (qa/testbed.sh down)
+#   --restart term|kill9      after each profile's workloads, stop every OSD as
+#                             an operator would (term: SIGTERM, the OSD's fast
+#                             shutdown, which unmounts the store; kill9: a
+#                             crash), start it again and time both: the stop,
+#                             and the start until every PG is active (runs/<p>/
+#                             restart.json, in the report). Waits at most
+#                             --restart-timeout S (1800) for each
 #   --dry-run                 print the plan and exit
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR
@@ -111,6 +118,8 @@ seq_sizes="1m,4m,16m"
 workdir=$BENCH_WORKDIR
 results=""
 keep=0
+restart=""
+restart_timeout=1800
 dry=0
 hdd_model=hitachi-7k320
 argv=("$@")
@@ -144,6 +153,8 @@ while (($#)); do
     --workdir) workdir=$2; shift 2 ;;
     --results) results=$2; shift 2 ;;
     --keep) keep=1; shift ;;
+    --restart) restart=$2; shift 2 ;;
+    --restart-timeout) restart_timeout=$2; shift 2 ;;
     --dry-run) dry=1; shift ;;
     -h|--help) usage 0 ;;
     *) echo "unknown option: $1" >&2; usage 1 ;;
@@ -154,6 +165,8 @@ done
 [[ $osds =~ ^[1-3]$ ]] || die "--osds must be 1..3"
 if ! [[ $pool_size =~ ^[1-3]$ ]] || ((pool_size > osds)); then die "--pool-size must be 1..--osds"; fi
 [[ -n $pg_num ]] || pg_num=$((32 * osds))
+[[ -z $restart || $restart == term || $restart == kill9 ]] || die "--restart must be term or kill9"
+[[ $restart_timeout =~ ^[1-9][0-9]*$ ]] || die "--restart-timeout must be a number of seconds"
 [[ $pg_log =~ ^[0-9]+$ ]] || die "--pg-log must be a number of entries (0 = Ceph's defaults)"
 export CLUSTER_PG_LOG=$pg_log
 if ((matrix)); then
@@ -529,6 +542,68 @@ run_workload() {   # profile rw bs threads dist
   if [[ -f $dir/fio_clat.1.log ]]; then gzip -f "$dir/fio_clat.1.log" || true; fi
 }
 
+# --- restart: what an operator waits for after the run --------------------------------------------
+# Every OSD in turn: stop it (SIGTERM or SIGKILL), time until its process is
+# gone, start it again with the same command line, time until it is up and
+# every PG of the cluster is active again. A store that writes its whole
+# merge window back at umount, or replays it at mount, shows it here.
+proc_alive() { [[ -r /proc/$1/stat ]] && [[ $(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null) != Z ]]; }
+since() { echo "$(date +%s.%N) - $1" | bc; }
+restart_check() {
+  local dir=$1 w name pid cwd old up t0 t1 t2 t3 how out=()
+  local -a cmd
+  for w in $CLUSTER_OSD_PIDS; do
+    name=${w%%=*}; pid=${w#*=}
+    mapfile -d '' -t cmd <"/proc/$pid/cmdline" || die "cannot read the command line of $name (pid $pid)"
+    cwd=$(readlink "/proc/$pid/cwd")
+    old=$(cceph osd dump --format json | "$PY" "$QA_DIR/osdwait.py" upfrom "$name") ||
+      die "cannot read the OSD map before restarting $name"
+    log "restart ($restart): stopping $name (pid $pid, up since epoch $old)"
+    how=exited
+    t0=$(date +%s.%N)
+    if [[ $restart == kill9 ]]; then kill -KILL "$pid"; else kill -TERM "$pid"; fi
+    while proc_alive "$pid"; do
+      if (($(date +%s) - ${t0%.*} >= restart_timeout)); then
+        warn "$name did not exit within $restart_timeout s of SIGTERM; sending KILL"
+        kill -KILL "$pid" 2>/dev/null || true; how=killed
+        while proc_alive "$pid"; do sleep 0.5; done
+        break
+      fi
+      sleep 0.2
+    done
+    t1=$(date +%s.%N)
+    log "restart: $name gone after $(since "$t0") s ($how); starting it again"
+    (cd "$cwd" && "${cmd[@]}") >>"$CLUSTER_LOG" 2>&1 || die "$name did not start again (see $CLUSTER_LOG)"
+    t2="" t3="" up=0
+    while (($(date +%s) - ${t1%.*} < restart_timeout)); do
+      if [[ -z $t2 ]]; then
+        up=$(cceph osd dump --format json 2>/dev/null | "$PY" "$QA_DIR/osdwait.py" upfrom "$name") || up=0
+        ((up > old)) && t2=$(date +%s.%N)
+      fi
+      if [[ -n $t2 ]] && cceph pg dump pgs --format json 2>/dev/null |
+           "$PY" "$QA_DIR/osdwait.py" active "$up"; then
+        t3=$(date +%s.%N)
+        break
+      fi
+      sleep 1
+    done
+    [[ -n $t3 ]] || warn "$name: not every PG active within $restart_timeout s of its start"
+    log "restart: $name up after ${t2:+$(echo "$t2 - $t1" | bc)} s, every PG active after ${t3:+$(echo "$t3 - $t1" | bc)} s"
+    out+=("$name $restart $how $t0 $t1 ${t2:--} ${t3:--}")
+  done
+  _record_daemon_pids
+  printf '%s\n' "${out[@]}" | "$PY" -c '
+import json, sys
+rows = []
+for line in sys.stdin:
+    name, sig, how, t0, t1, t2, t3 = line.split()
+    f = lambda a, b: None if b == "-" else round(float(b) - float(a), 1)
+    rows.append({"osd": name, "signal": sig, "stop": how, "stop_s": f(t0, t1),
+                 "start_to_up_s": f(t1, t2), "start_to_active_s": f(t1, t3)})
+json.dump({"timeout_s": int(sys.argv[1]), "osds": rows}, open(sys.argv[2], "w"), indent=1)
+' "$restart_timeout" "$dir/restart.json"
+}
+
 # --- one profile (runs in a subshell: a failure ends this profile only) ----------------------------
 run_profile() {
   local p=$1 why
@@ -556,6 +631,9 @@ run_profile() {
     read -r a b c d <<<"$w"
     run_workload "$p" "$a" "$b" "$c" "$d"
   done
+  if [[ -n $restart ]]; then
+    restart_check "$results/runs/$p"
+  fi
 }
 
 save_logs() {   # keep the cluster's and the HDD emulator's logs with the results (bounded)

@@ -45,6 +45,28 @@ def load(results):
     return runs, env, failures
 
 
+def load_restarts(results):
+    """bench.sh --restart: {profile: restart.json}."""
+    out = {}
+    for path in sorted(glob.glob(os.path.join(results, "runs", "*", "restart.json"))):
+        with open(path) as f:
+            out[os.path.basename(os.path.dirname(path))] = json.load(f)
+    return out
+
+
+def restart_rows(restarts):
+    rows = []
+    for p in sorted(restarts, key=prof_key):
+        d = restarts[p]
+        for o in d.get("osds", []):
+            never = "not within %s s" % d.get("timeout_s")
+            rows.append([p, o["osd"], o["signal"],
+                         fmt(o.get("stop_s")) + ("" if o.get("stop") == "exited" else " (then SIGKILL)"),
+                         never if o.get("start_to_up_s") is None else fmt(o["start_to_up_s"]),
+                         never if o.get("start_to_active_s") is None else fmt(o["start_to_active_s"])])
+    return rows
+
+
 def prof_key(p):
     return (ORDER.index(p) if p in ORDER else len(ORDER), p)
 
@@ -570,6 +592,15 @@ def main(argv=None):
             line += ("; **outside 1 +- %g: %s** (the per-second figures of these runs do not add "
                      "up to the total)" % (SERIES_SUM_TOLERANCE, ", ".join(off)))
         md += [line + ".", ""]
+    restarts = load_restarts(results)
+    if restarts:
+        md += ["## Restart after the run", "",
+               "Each OSD stopped after the last workload (term: SIGTERM, the OSD's fast shutdown, "
+               "which unmounts the store; kill9: a crash), then started again with the same command "
+               "line. Seconds until the process was gone, until the OSD was up in the OSD map, and "
+               "until every PG was active and reported since (bench.sh --restart).", "",
+               md_table(["profile", "OSD", "signal", "stop s", "start to up s", "start to PGs active s"],
+                        restart_rows(restarts)), ""]
     if failures:
         md += ["## Profiles that did not run", ""] + ["- %s" % f for f in failures] + [""]
     if plots:
@@ -580,7 +611,7 @@ def main(argv=None):
         f.write(text)
     with open(os.path.join(results, "results.json"), "w") as f:
         json.dump({"environment": env, "runs": runs, "ratio_subject": subject, "ratios": ratios,
-                   "failures": failures, "plots": plots}, f, indent=1)
+                   "restarts": restarts, "failures": failures, "plots": plots}, f, indent=1)
     print(text)
     return 0
 

@@ -117,7 +117,7 @@ diskemu_tests() {
   [ "$rc" = 0 ] && ! grep -q '^SKIP:' <<<"$out"
 }
 py_tests() {
-  (cd "$REPO/qa" && $PY -m unittest -q test_hddmodel test_analyze test_sampler test_sweep_report test_report test_fsworkload test_options)
+  (cd "$REPO/qa" && $PY -m unittest -q test_hddmodel test_analyze test_sampler test_sweep_report test_report test_fsworkload test_options test_osdwait)
 }
 
 # A fresh Debian 12 machine: install what the Ceph-free tier needs.

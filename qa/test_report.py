@@ -148,6 +148,26 @@ class ReportTest(unittest.TestCase):
         res = json.load(open(os.path.join(self.d, "results.json")))
         self.assertEqual(res["ratio_subject"], "mimstore-jdata")
 
+    def test_restart_table(self):
+        json.dump({"timeout_s": 1800, "osds": [
+            {"osd": "osd.0", "signal": "term", "stop": "exited", "stop_s": 212.4,
+             "start_to_up_s": 6.1, "start_to_active_s": 9.0}]},
+            open(os.path.join(self.d, "runs", "mimstore", "restart.json"), "w"))
+        json.dump({"timeout_s": 1800, "osds": [
+            {"osd": "osd.0", "signal": "term", "stop": "killed", "stop_s": 1800.2,
+             "start_to_up_s": None, "start_to_active_s": None}]},
+            open(os.path.join(self.d, "runs", "filestore-pacific", "restart.json"), "w"))
+        md = self._report_after(lambda r: None)
+        self.assertIn("## Restart after the run", md)
+        self.assertIn("| mimstore | osd.0 | term | 212.4 | 6.1 | 9.0 |", md)
+        self.assertIn("| filestore-pacific | osd.0 | term | 1800.2 (then SIGKILL) | not within 1800 s | "
+                      "not within 1800 s |", md)
+        res = json.load(open(os.path.join(self.d, "results.json")))
+        self.assertEqual(212.4, res["restarts"]["mimstore"]["osds"][0]["stop_s"])
+
+    def test_no_restart_table_without_restarts(self):
+        self.assertNotIn("Restart after the run", self._report_after(lambda r: None))
+
     def _tables(self):
         md = open(os.path.join(self.d, "results.md")).read()
         tables = {}

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/errno.h"
+#include "core/batch_index.h"
 
 namespace mimstore {
 
@@ -92,6 +93,13 @@ int JournalDevice::open(bool create, std::ostream& err)
         << conf_.journal_max_batch_bytes << " (use a larger partition, or "
         << "raise osd_journal_size for a journal file)";
     return -ENOSPC;
+  }
+  if (size > mim::BatchIndex::MAX_AREA_BYTES) {
+    // The writer's index keeps offsets in 32 bits of 512-byte units.
+    err << "journal " << path << " is " << size << " bytes; mimstore uses "
+        << "journals of at most " << mim::BatchIndex::MAX_AREA_BYTES
+        << " bytes (2 TiB less 512): use a smaller partition";
+    return -EFBIG;
   }
   dev_size_ = size;
   geo_ = mim::JournalGeometry(size, block_size_);

@@ -84,7 +84,7 @@ uint64_t JournalWriter::used_since(sn_t sn) const
 {
   std::lock_guard l(lock);
   bool oldest = false;
-  const mim::BatchRange* b = index.batch_from(sn, &oldest);
+  const std::optional<mim::BatchRange> b = index.batch_from(sn, &oldest);
   if (!b) {
     return 0;
   }

@@ -102,6 +102,11 @@ class JournalWriter {
     std::lock_guard l(lock);
     return index.live_entries();
   }
+  /// Heap bytes of the index of live batches (diagnostics).
+  uint64_t index_bytes() const {
+    std::lock_guard l(lock);
+    return index.bytes();
+  }
 
  private:
   struct Pending {

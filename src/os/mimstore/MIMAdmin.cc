@@ -2,12 +2,20 @@
 // vim: ts=8 sw=2 smarttab
 #include "MIMAdmin.h"
 
+#include <cstring>
+#include <string>
+
 #include "common/Formatter.h"
 
 #include "MIMJournal.h"
 #include "MIMStore.h"
 
 using namespace mimstore;
+
+// tcmalloc's C API, declared weak: binaries built without tcmalloc still
+// link, and the dump leaves the allocator's table out.
+extern "C" void MallocExtension_GetStats(char* buffer, int length)
+  __attribute__((weak));
 
 int AdminHook::call(std::string_view command, const cmdmap_t& cmdmap,
                     const ceph::bufferlist& inbl, ceph::Formatter* f,
@@ -85,6 +93,7 @@ void MIMStore::dump_htmll(ceph::Formatter* f)
   f->dump_unsigned("journal_used", journal->used());
   f->dump_unsigned("journal_block_size", journal->block_size());
   f->dump_unsigned("journal_live_entries", journal->live_entries());
+  f->dump_unsigned("journal_index_bytes", journal->index_bytes());
   // RocksDB's memory (block cache, memtables): it fills with the ops done
   // up to its configured bounds whatever the merge cache does, so the
   // harness subtracts it when it compares the stores' memory.
@@ -94,6 +103,15 @@ void MIMStore::dump_htmll(ceph::Formatter* f)
     if (db->get_property("rocksdb.cur-size-all-mem-tables", &mt)) {
       f->dump_unsigned("db_memtable_bytes", mt);
     }
+  }
+  // The allocator's own account, by size class (gperftools prints its
+  // detailed table when given at least 10,000 bytes): which sizes hold
+  // the free lists that RSS counts and "heap stats" only sums.
+  if (MallocExtension_GetStats) {
+    std::string buf(1 << 17, '\0');
+    MallocExtension_GetStats(buf.data(), int(buf.size()));
+    buf.resize(strnlen(buf.data(), buf.size()));
+    f->dump_string("tcmalloc_stats", buf);
   }
   f->open_array_section("top_collections");
   for (auto& [cid, n] : htmll->top_collections()) {

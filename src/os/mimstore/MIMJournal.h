@@ -103,6 +103,7 @@ class MIMJournal {
   uint64_t used_since(sn_t sn) const { return writer.used_since(sn); }
   /// Entries between the checkpoint and the head (diagnostics).
   uint64_t live_entries() const { return writer.live_entries(); }
+  uint64_t index_bytes() const { return writer.index_bytes(); }
   /// Human-readable dump of the live entries (ceph-osd --dump-journal).
   int dump(std::ostream& out);
 

@@ -39,6 +39,7 @@
 #include "include/stringify.h"
 
 #include "MIMStore.h"
+#include "core/batch_index.h"
 #include "mimstore_test_util.h"
 
 using namespace mimtest;
@@ -554,6 +555,37 @@ TEST(MIMStoreJournal, RefusesTooSmallJournal)
   StoreDir d;
   auto s = make_store(d);
   EXPECT_EQ(-ENOSPC, s->mkfs());
+}
+
+// The writer's index of live batches addresses the journal in 512-byte
+// units with 32 bits: a journal over 2 TiB is refused, at mkfs and at
+// mount, instead of failing a check on the first write past that offset.
+TEST(MIMStoreJournal, RefusesJournalLargerThanTheIndexAddresses)
+{
+  Conf c = base_conf(true);
+  StoreDir d;
+  {
+    auto s = make_store(d);
+    ASSERT_EQ(0, s->mkfs());
+  }
+  // sparse: no disk space is used
+  ASSERT_EQ(0, ::truncate(d.journal.c_str(), (off_t(2) << 40) + (1 << 20)));
+  {
+    auto s = make_store(d);
+    EXPECT_EQ(-EFBIG, s->mount());
+  }
+  // a journal of exactly the largest size is accepted
+  ASSERT_EQ(0, ::truncate(d.journal.c_str(),
+                          off_t(mim::BatchIndex::MAX_AREA_BYTES)));
+  {
+    auto s = make_store(d);
+    ASSERT_EQ(0, s->mount());
+    ASSERT_EQ(0, s->umount());
+  }
+  StoreDir e;
+  c.set("osd_journal_size", "2097153");  // MiB: 2 TiB + 1 MiB
+  auto s = make_store(e);
+  EXPECT_EQ(-EFBIG, s->mkfs());
 }
 
 TEST(MIMStoreJournal, RefusesJournalInUse)
