@@ -547,7 +547,16 @@ run_workload() {   # profile rw bs threads dist
 # gone, start it again with the same command line, time until it is up and
 # every PG of the cluster is active again. A store that writes its whole
 # merge window back at umount, or replays it at mount, shows it here.
-proc_alive() { [[ -r /proc/$1/stat ]] && [[ $(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null) != Z ]]; }
+# Alive while any of its threads is: after SIGKILL the group leader shows Z
+# while the other threads still exit and hold the OSD's pid file and locks
+# (a start at that moment fails).
+proc_alive() {
+  local t
+  for t in /proc/"$1"/task/*/stat; do
+    [[ -r $t && $(cut -d' ' -f3 "$t" 2>/dev/null) != Z ]] && return 0
+  done
+  return 1
+}
 since() { echo "$(date +%s.%N) - $1" | bc; }
 restart_check() {
   local dir=$1 w name pid cwd old up t0 t1 t2 t3 how out=()
