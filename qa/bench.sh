@@ -547,17 +547,7 @@ run_workload() {   # profile rw bs threads dist
 # gone, start it again with the same command line, time until it is up and
 # every PG of the cluster is active again. A store that writes its whole
 # merge window back at umount, or replays it at mount, shows it here.
-# Alive while any of its threads is: after SIGKILL the group leader shows Z
-# while the other threads still exit and hold the OSD's pid file and locks
-# (a start at that moment fails).
-proc_alive() {
-  local t
-  for t in /proc/"$1"/task/*/stat; do
-    [[ -r $t && $(cut -d' ' -f3 "$t" 2>/dev/null) != Z ]] && return 0
-  done
-  return 1
-}
-since() { echo "$(date +%s.%N) - $1" | bc; }
+seconds_between() { echo "$2 - $1" | bc; }   # two `date +%s.%N` stamps
 restart_check() {
   local dir=$1 w name pid cwd old up t0 t1 t2 t3 how out=()
   local -a cmd
@@ -581,7 +571,7 @@ restart_check() {
       sleep 0.2
     done
     t1=$(date +%s.%N)
-    log "restart: $name gone after $(since "$t0") s ($how); starting it again"
+    log "restart: $name gone after $(seconds_between "$t0" "$t1") s ($how); starting it again"
     (cd "$cwd" && "${cmd[@]}") >>"$CLUSTER_LOG" 2>&1 || die "$name did not start again (see $CLUSTER_LOG)"
     t2="" t3="" up=0
     while (($(date +%s) - ${t1%.*} < restart_timeout)); do
@@ -597,7 +587,7 @@ restart_check() {
       sleep 1
     done
     [[ -n $t3 ]] || warn "$name: not every PG active within $restart_timeout s of its start"
-    log "restart: $name up after ${t2:+$(echo "$t2 - $t1" | bc)} s, every PG active after ${t3:+$(echo "$t3 - $t1" | bc)} s"
+    log "restart: $name up after ${t2:+$(seconds_between "$t1" "$t2")} s, every PG active after ${t3:+$(seconds_between "$t1" "$t3")} s"
     out+=("$name $restart $how $t0 $t1 ${t2:--} ${t3:--}")
   done
   _record_daemon_pids

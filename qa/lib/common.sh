@@ -69,6 +69,19 @@ wait_until() {
 
 # Is PID alive and is its executable/cmdline ours? (never kill by name)
 pid_alive() { [[ -n ${1:-} ]] && kill -0 "$1" 2>/dev/null; }
+# proc_alive PID: like pid_alive, but a process whose every thread has
+# exited counts as gone even before its parent reaps it. After SIGKILL the
+# group leader shows Z while the other threads still exit and hold the
+# OSD's pid file and locks, so the leader's state alone is not enough (a
+# start at that moment fails); kill -0 waits for a reaping that a daemon's
+# parent may never do.
+proc_alive() {
+  local t
+  for t in /proc/"$1"/task/*/stat; do
+    [[ -r $t && $(cut -d' ' -f3 "$t" 2>/dev/null) != Z ]] && return 0
+  done
+  return 1
+}
 
 # Terminate a list of PIDs we started: TERM, wait up to $KILL_GRACE s, KILL.
 kill_pids() {
