@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <sstream>
 
 namespace mimstore {
 
@@ -237,7 +238,7 @@ void CrashRocksEnv::note_sync(const std::string& f, uint64_t end)
   }
 }
 
-int CrashRocksEnv::crash()
+int CrashRocksEnv::crash(std::string* what)
 {
   std::unique_lock l(lock);
   std::lock_guard fl(files_lock);
@@ -246,6 +247,8 @@ int CrashRocksEnv::crash()
   }
   is_crashed = true;
   int cut = 0;
+  std::ostringstream ss;
+  ss << "power cut in RocksDB's files:";
   for (auto& [path, st] : files) {
     if (st.written <= st.synced || mode == Mode::KEEP) {
       continue;
@@ -257,6 +260,11 @@ int CrashRocksEnv::crash()
     if (keep < st.written && ::truncate(path.c_str(), keep) == 0) {
       ++cut;
     }
+    ss << "\n  " << path << ": synced " << st.synced << ", written "
+       << st.written << ", kept " << keep;
+  }
+  if (what) {
+    *what = ss.str();
   }
   return cut;
 }

@@ -56,8 +56,9 @@ class CrashRocksEnv : public rocksdb::EnvWrapper {
 
   /// The power goes: cut every file to what a disk could hold now; from
   /// here on every write halts its thread. Called from FaultIoEnv's crash
-  /// callback, before _exit. Returns the number of files cut short.
-  int crash();
+  /// callback, before _exit. Returns the number of files cut short; with
+  /// `what`, says per file what was synced, written and kept.
+  int crash(std::string* what = nullptr);
 
   /// What a thread runs when it reaches a write after crash(); it must
   /// not return. Default: wait for the signal or _exit that ends the

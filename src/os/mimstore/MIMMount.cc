@@ -68,9 +68,14 @@ int MIMStore::_open_io()
     // by the seam, then the process dies without any cleanup.
     // RocksDB's files go too (its Env is set up in _open_db).
     CephContext* c = cct;
-    f->set_crash_callback([this, c] {
+    f->set_crash_callback([this, c](const std::string& what) {
+      // What the cut kept and undid goes in the log: a failing crash point
+      // is read from it.
+      lderr(c) << "mimstore: " << what << dendl;
       if (auto e = rocks_crash_env.load()) {
-        e->crash();
+        std::string rocks;
+        e->crash(&rocks);
+        lderr(c) << "mimstore: " << rocks << dendl;
       }
       c->_log->flush();  // the log of the moments before the "power loss"
       ::_exit(77);

@@ -379,11 +379,16 @@ class MIMStore : public ObjectStore {
   // MIMOps.cc and MIMCollOps.cc)
   /// Replay guards, compared with cur_spos (ReplayGuards.cc). Live (not
   /// replaying): always APPLY. *born_later: SKIP because the object's file
-  /// was created after this op (a later incarnation).
+  /// was created after this op (a later incarnation). Replaying, a file
+  /// with neither guard nor birth mark is removed first (an incomplete
+  /// create, _drop_incomplete_create).
   GuardVerdict _guard_cmp(const coll_t& cid, const ghobject_t* oid,
                           bool* born_later = nullptr);
   /// True if the op must be applied: _guard_cmp() == APPLY.
   bool _should_apply(const coll_t& cid, const ghobject_t* oid);
+  /// Replay: remove an object file whose create lost its birth mark to the
+  /// crash (from _guard_cmp, at the first replayed op naming it).
+  void _drop_incomplete_create(const coll_t& cid, const ghobject_t& oid);
   /// Replay: redo a remove's omap clear the files no longer show.
   int _replay_omap_clear(const ghobject_t& oid);
   void _set_replay_guard(const ObjectFDRef& f, const ghobject_t& oid,

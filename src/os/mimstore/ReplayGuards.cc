@@ -6,7 +6,9 @@
  * (an xattr of its file) or a collection (an xattr of its directory). While
  * replaying, an op at or before its target's guard was already applied:
  * it is skipped. A guard "in progress" marks a multi-step op (split, merge,
- * rename) that replay must finish instead of skip.
+ * rename) that replay must finish instead of skip. A file's birth mark (the
+ * position of the op that created it) makes replay skip the ops that came
+ * before the create, on an earlier incarnation of the name.
  */
 #include "MIMStore.h"
 
@@ -57,7 +59,8 @@ GuardVerdict MIMStore::_guard_cmp(const coll_t& cid, const ghobject_t* oid,
     if (files->open_object(cid, *oid, false, &f) < 0) {
       return GuardVerdict::APPLY;
     }
-    if (files->get_guard(f, &g, &in_progress) == 0) {
+    const int gr = files->get_guard(f, &g, &in_progress);
+    if (gr == 0) {
       if (g > cur_spos || (g == cur_spos && !in_progress)) {
         dout(10) << "replay: skip " << cur_spos << " on " << *oid
                  << ", guard " << g << dendl;
@@ -71,7 +74,8 @@ GuardVerdict MIMStore::_guard_cmp(const coll_t& cid, const ghobject_t* oid,
     // A file created after this op: live, the op found no object (and
     // was a tolerated -ENOENT, or it would have created the file itself).
     // Applied to the later object, a truncate or zero would corrupt it.
-    if (files->get_born(f, &g) == 0 && g > cur_spos) {
+    const int br = files->get_born(f, &g);
+    if (br == 0 && g > cur_spos) {
       dout(10) << "replay: skip " << cur_spos << " on " << *oid
                << ", created later at " << g << dendl;
       if (born_later) {
@@ -79,8 +83,38 @@ GuardVerdict MIMStore::_guard_cmp(const coll_t& cid, const ghobject_t* oid,
       }
       return GuardVerdict::SKIP;
     }
+    if (br == -ENODATA && gr == -ENODATA) {
+      f.reset();
+      _drop_incomplete_create(cid, *oid);
+    }
   }
   return GuardVerdict::APPLY;
+}
+
+void MIMStore::_drop_incomplete_create(const coll_t& cid,
+                                       const ghobject_t& oid)
+{
+  // Every create sets the birth mark right after it, before anything else
+  // touches the file (ObjectFiles::open_path). A file without one is a
+  // create that power cut short: its name was durable, its mark was not
+  // (two metadata ops; XFS may keep the first alone). The mark goes out
+  // with the next log force, and every sync and checkpoint forces the log,
+  // so the create came after the checkpoint and replay makes it again, at
+  // its own position. Kept, the file would take ops that came before its
+  // create: a truncate that found no object (tolerated) would resize it.
+  dout(1) << "replay: " << cid << "/" << oid << " has no birth mark: a "
+          << "create cut short by the crash; removed, replay makes it again"
+          << dendl;
+  int r = files->remove_object(cid, oid);
+  if (r < 0 && r != -ENOENT) {
+    derr << "replay: cannot remove the incomplete create " << cid << "/"
+         << oid << ": " << cpp_strerror(r) << dendl;
+    ceph_abort_msg("mimstore: replay cannot remove an incomplete create");
+  }
+  if (auto c = colls.get(cid)) {
+    std::unique_lock l(c->lock);
+    c->objects.erase(oid);
+  }
 }
 
 bool MIMStore::_should_apply(const coll_t& cid, const ghobject_t* oid)

@@ -21,7 +21,13 @@
  * merge and PG-deletion-like sequences among them.
  *
  * Environment: MIMSTORE_CRASH_POINTS (default 200 per setting),
- * MIMSTORE_CRASH_SEED (default 1), MIMSTORE_CRASH_ONLY=N (replay one point).
+ * MIMSTORE_CRASH_SEED (default 1), MIMSTORE_CRASH_ONLY=N (replay one point),
+ * MIMSTORE_CRASH_DUMP_TXNS=1 (print the seed's transactions as JSON, run
+ * nothing: the workload does not depend on timing, only the I/O count does),
+ * MIMSTORE_CRASH_CUT_SEED=S (the seed of the cut's outcomes; by default
+ * derived from the crash point. A failure on another machine whose runs had
+ * a different I/O count is chased by keeping its cut seed, seed*1000003+N,
+ * while N walks around its crash point).
  * Limitation: RocksDB (omap, xattrs) writes do not go through the seam, so
  * they survive every crash; its own durability is RocksDB's WAL sync.
  */
@@ -30,6 +36,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/Formatter.h"
 #include "global/global_context.h"
 #include "include/stringify.h"
 
@@ -223,6 +230,20 @@ class Reference {
     return states[n];
   }
   size_t total() const { return pending.size(); }
+  /// Every transaction of the run, numbered as `acked` counts them: the
+  /// workload is fixed by the seed, so a failure's transactions can be
+  /// read after the fact.
+  void dump(std::ostream& out) {
+    JSONFormatter f(true);
+    for (size_t k = 0; k < pending.size(); ++k) {
+      f.open_object_section("txn");
+      f.dump_unsigned("index", k);
+      pending[k].dump(&f);
+      f.close_section();
+      f.flush(out);
+      out << "\n";
+    }
+  }
 
  private:
   StoreDir dir;
@@ -251,6 +272,10 @@ TEST_P(MIMStoreCrash, PowerLossAtWalkingIOPoints)
     meta_env && *meta_env ? std::string(",meta=") + meta_env : "";
   Conf c = crash_conf(mode);
   Reference ref(seed);
+  if (getenv("MIMSTORE_CRASH_DUMP_TXNS")) {
+    ref.dump(std::cout);
+    return;
+  }
 
   // Calibrate: the I/O count of a run without a crash.
   uint64_t total_io;
@@ -282,8 +307,10 @@ TEST_P(MIMStoreCrash, PowerLossAtWalkingIOPoints)
       auto s = make_store(d);
       ASSERT_EQ(0, s->mkfs());
     }
+    const uint64_t cut_seed = env_u64("MIMSTORE_CRASH_CUT_SEED",
+                                      seed * 1000003 + n);
     auto r = run_child(d, "crash_at=" + stringify(n) + ",seed=" +
-                       stringify(seed * 1000003 + n) + ",mode=random" + meta,
+                       stringify(cut_seed) + ",mode=random" + meta,
                        seed);
     ASSERT_TRUE(WIFEXITED(r.status)) << "child died by signal";
     int code = WEXITSTATUS(r.status);
@@ -330,17 +357,29 @@ TEST_P(MIMStoreCrash, PowerLossAtWalkingIOPoints)
               pc->second.at(o) == st) {
             continue;
           }
-          std::string ks;
+          // Each part on its own: a part that matches no state, or only
+          // older ones, is the part that was lost.
+          std::string kdata, kattrs, komap;
           for (size_t k = 0; k <= ref.total(); ++k) {
             auto& rs = ref.after(k);
             auto p2 = rs.find(cid);
-            if (p2 != rs.end() && p2->second.count(o) &&
-                p2->second.at(o).data == st.data) {
-              ks += " " + std::to_string(k);
+            if (p2 == rs.end() || !p2->second.count(o)) {
+              continue;
+            }
+            const ObjectState& w = p2->second.at(o);
+            if (w.data == st.data) {
+              kdata += " " + std::to_string(k);
+            }
+            if (w.attrs == st.attrs) {
+              kattrs += " " + std::to_string(k);
+            }
+            if (w.omap == st.omap && w.omap_header == st.omap_header) {
+              komap += " " + std::to_string(k);
             }
           }
           hint += "\n  " + stringify(cid) + "/" + stringify(o) +
-            ": its data equals the reference after k in {" + ks + " }";
+            ": equals the reference after k in: data {" + kdata +
+            " }, xattrs {" + kattrs + " }, omap {" + komap + " }";
         }
       }
     }

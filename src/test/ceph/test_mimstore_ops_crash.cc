@@ -20,11 +20,19 @@
  *                                  removed later does not stop the mount
  *   RenameRedoesOmap               a rename whose unlink became durable
  *                                  before its omap clone gets the omap back
+ *   CreateWithoutBirthMarkIsMadeAgain  a create whose birth mark the crash
+ *                                  lost takes no op from before it
+ *   ReplayedGuardKeepsNewerOmapPosition  a guard replay closes for an old
+ *                                  op does not move the omap's position
+ *                                  back (the keys of a rename there and
+ *                                  back survive)
  *   SmallTxnsDoNotStallJournal     small omap-only transactions behind one
  *                                  cached write free the journal by a
  *                                  freeze, not by the time threshold
  */
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -133,6 +141,28 @@ void checkpoint(std::unique_ptr<ObjectStore>& s)
   ceph_assert(s->mount() == 0);
 }
 
+/// A fresh store for in_child to mount.
+void mkfs_store(const StoreDir& d)
+{
+  auto s = make_store(d);
+  ceph_assert(s->mkfs() == 0);
+}
+
+/// In the child: create C (split bits `bits`) with `first` in the same
+/// transaction, then checkpoint, so replay starts after all of it.
+void create_then_checkpoint(std::unique_ptr<ObjectStore>& s, const coll_t& C,
+                            int bits, Transaction first = Transaction())
+{
+  {
+    auto ch = s->create_new_collection(C);
+    Transaction t;
+    t.create_collection(C, bits);
+    t.append(first);
+    apply(s.get(), ch, std::move(t));
+  }
+  checkpoint(s);
+}
+
 }  // namespace
 
 class MIMStoreOpsCrash : public ::testing::TestWithParam<bool> {};
@@ -237,20 +267,13 @@ TEST_P(MIMStoreSplitCrash, ReplayFinishesSplit)
   StoreDir d;
   const coll_t C = pg(0), D = pg(2);
   const ghobject_t X = obj("x", 2), Z = obj("z", 0);
-  {
-    auto s = make_store(d);
-    ASSERT_EQ(0, s->mkfs());
-  }
+  mkfs_store(d);
   int st = in_child(d, [&](std::unique_ptr<ObjectStore>& s) {
-    {
-      auto ch = s->create_new_collection(C);
-      Transaction t;
-      t.create_collection(C, 1);
-      t.write(C, X, 0, 4096, fill(4096, '1'));
-      t.write(C, Z, 0, 4096, fill(4096, 'z'));
-      apply(s.get(), ch, std::move(t));
-    }
-    checkpoint(s);  // X's first write is behind the checkpoint
+    Transaction first;
+    first.write(C, X, 0, 4096, fill(4096, '1'));
+    first.write(C, Z, 0, 4096, fill(4096, 'z'));
+    // X's first write is behind the checkpoint
+    create_then_checkpoint(s, C, 1, std::move(first));
     auto ch = s->open_collection(C);
     Transaction w;
     w.write(C, X, 4096, 4096, fill(4096, '2'));
@@ -368,19 +391,12 @@ TEST_P(MIMStoreOpsCrash, CloneSourceRemovedLater)
   StoreDir d;
   const coll_t C = pg(0);
   const ghobject_t A = obj("a", 0), B = obj("b", 0), W = obj("w", 0);
-  {
-    auto s = make_store(d);
-    ASSERT_EQ(0, s->mkfs());
-  }
+  mkfs_store(d);
   int st = in_child(d, [&](std::unique_ptr<ObjectStore>& up) {
-    {
-      auto ch = up->create_new_collection(C);
-      Transaction t;
-      t.create_collection(C, 0);
-      t.write(C, A, 0, 4096, fill(4096, 'a'));
-      apply(up.get(), ch, std::move(t));
-    }
-    checkpoint(up);  // A's creation is behind the checkpoint: not replayed
+    Transaction first;
+    first.write(C, A, 0, 4096, fill(4096, 'a'));
+    // A's creation is behind the checkpoint: not replayed
+    create_then_checkpoint(up, C, 0, std::move(first));
     ObjectStore* s = up.get();
     auto ch = s->open_collection(C);
     Transaction t;
@@ -413,22 +429,14 @@ TEST_P(MIMStoreOpsCrash, RenameRedoesOmap)
   StoreDir d;
   const coll_t C = pg(0);
   const ghobject_t A = obj("a", 0), B = obj("b", 0);
-  {
-    auto s = make_store(d);
-    ASSERT_EQ(0, s->mkfs());
-  }
+  mkfs_store(d);
   int st = in_child(d, [&](std::unique_ptr<ObjectStore>& s) {
-    {
-      auto ch = s->create_new_collection(C);
-      Transaction t;
-      t.create_collection(C, 0);
-      t.write(C, A, 0, 4096, fill(4096, 'a'));
-      t.omap_setkeys(C, A, {{"k1", fill(2, '1')}, {"k2", fill(2, '2')}});
-      bufferlist xv = fill(5, 'x');
-      t.setattr(C, A, "_x", xv);
-      apply(s.get(), ch, std::move(t));
-    }
-    checkpoint(s);
+    Transaction first;
+    first.write(C, A, 0, 4096, fill(4096, 'a'));
+    first.omap_setkeys(C, A, {{"k1", fill(2, '1')}, {"k2", fill(2, '2')}});
+    bufferlist xv = fill(5, 'x');
+    first.setattr(C, A, "_x", xv);
+    create_then_checkpoint(s, C, 0, std::move(first));
     std::string old_path = d.data + "/objects/" + C.to_str() + "/" +
       mimstore::object_file_name(A);
     static_cast<MIMStore*>(s.get())->set_debug_hook(
@@ -456,6 +464,109 @@ TEST_P(MIMStoreOpsCrash, RenameRedoesOmap)
   EXPECT_EQ(2u, kv.size());
   bufferptr v;
   EXPECT_EQ(0, s->getattr(ch, B, "_x", v));
+  ch.reset();
+  EXPECT_EQ(0, s->fsck(false));
+  ASSERT_EQ(0, s->umount());
+}
+
+// Found by the XFS-metadata crash loop (seed 1, CI): a rename there and
+// back (A -> M -> A, as recovery does) whose last link and unlink the power
+// cut undid, so only M names the file, while RocksDB already held A's omap,
+// cloned from M at the second rename's position. Replaying an older clone
+// onto A closed its guard by stamping A's omap header with the clone's
+// position, moving it back; the remove after the clone then cleared A's
+// keys, and M's were cleared by the rename: both names lost the omap.
+// DBObjectMap::sync no longer moves a header's position back (patch 0011).
+TEST_P(MIMStoreOpsCrash, ReplayedGuardKeepsNewerOmapPosition)
+{
+  Conf c = slow_conf(GetParam());
+  StoreDir d;
+  const coll_t C = pg(0);
+  const ghobject_t X = obj("x", 0), A = obj("a", 0), M = obj("a.moved", 0);
+  mkfs_store(d);
+  int st = in_child(d, [&](std::unique_ptr<ObjectStore>& s) {
+    Transaction first;
+    first.write(C, X, 0, 4096, fill(4096, 'x'));
+    create_then_checkpoint(s, C, 0, std::move(first));
+    auto ch = s->open_collection(C);
+    {
+      Transaction t;  // replayed: re-creates A, guards it at this position
+      t.clone(C, X, A);
+      apply(s.get(), ch, std::move(t));
+    }
+    {
+      Transaction t;
+      t.remove(C, A);
+      apply(s.get(), ch, std::move(t));
+    }
+    // Killed in the second rename once its omap steps and its unlink of M
+    // are done, before its guard is closed.
+    die_at(s.get(), "rename:unlinked", 2);
+    Transaction t;
+    t.touch(C, A);
+    t.write(C, A, 0, 4096, fill(4096, 'a'));
+    t.omap_setkeys(C, A, {{"k1", fill(2, '1')}, {"k2", fill(2, '2')}});
+    t.collection_move_rename(C, A, C, M);
+    t.collection_move_rename(C, M, C, A);
+    apply(s.get(), ch, std::move(t));
+    _exit(1);
+  });
+  ASSERT_TRUE(exited_ok(st)) << st;
+  // The cut undid the link of A and the unlink of M: only M names the file.
+  const std::string dir = d.data + "/objects/" + C.to_str() + "/";
+  const std::string a_path = dir + mimstore::object_file_name(A);
+  const std::string m_path = dir + mimstore::object_file_name(M);
+  ASSERT_EQ(0, ::rename(a_path.c_str(), m_path.c_str()))
+    << cpp_strerror(-errno);
+  auto s = make_store(d);
+  ASSERT_EQ(0, s->mount());
+  auto ch = s->open_collection(C);
+  EXPECT_FALSE(s->exists(ch, M));
+  EXPECT_EQ(std::string(4096, 'a'), read_all(s.get(), C, A));
+  std::map<std::string, bufferlist> kv;
+  bufferlist h;
+  EXPECT_EQ(0, s->omap_get(ch, A, &h, &kv));
+  EXPECT_EQ(2u, kv.size());
+  ch.reset();
+  EXPECT_EQ(0, s->fsck(false));
+  ASSERT_EQ(0, s->umount());
+}
+
+// Found by the XFS-metadata crash loop (seed 6): a create is two metadata
+// ops, the file and then its birth mark, and a power cut can keep the
+// first alone. Replay then let a truncate from before the create (which
+// found no object) resize the file the create made. Here the child's
+// transactions end applied, and the parent drops the mark by hand, as
+// that cut would.
+TEST_P(MIMStoreOpsCrash, CreateWithoutBirthMarkIsMadeAgain)
+{
+  Conf c = slow_conf(GetParam());
+  StoreDir d;
+  const coll_t C = pg(0);
+  const ghobject_t A = obj("a", 0);
+  mkfs_store(d);
+  int st = in_child(d, [&](std::unique_ptr<ObjectStore>& s) {
+    create_then_checkpoint(s, C, 0);
+    auto ch = s->open_collection(C);
+    Transaction t;
+    t.truncate(C, A, 3 << 20);  // no object yet: -ENOENT, tolerated
+    t.write(C, A, 8192, 4096, fill(4096, 'w'));
+    apply(s.get(), ch, std::move(t));
+    ch->flush();  // applied (not only committed) before the kill
+  });
+  ASSERT_TRUE(exited_ok(st)) << st;
+  const std::string path = d.data + "/objects/" + C.to_str() + "/" +
+    mimstore::object_file_name(A);
+  ASSERT_EQ(0, ::removexattr(path.c_str(), "user.mim.born"))
+    << path << ": " << cpp_strerror(-errno);
+  auto s = make_store(d);
+  ASSERT_EQ(0, s->mount());
+  auto ch = s->open_collection(C);
+  struct stat stbuf;
+  ASSERT_EQ(0, s->stat(ch, A, &stbuf));
+  EXPECT_EQ(8192 + 4096, stbuf.st_size);
+  EXPECT_TRUE(std::string(8192, '\0') + std::string(4096, 'w') ==
+              read_all(s.get(), C, A));
   ch.reset();
   EXPECT_EQ(0, s->fsck(false));
   ASSERT_EQ(0, s->umount());

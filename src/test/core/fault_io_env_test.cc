@@ -770,7 +770,7 @@ TEST_F(IoFaultEnvTest, SeededCrashesAreReproducible)
 TEST_F(IoFaultEnvTest, CrashAtCallsCallbackAndFailsAfter)
 {
   bool called = false;
-  env->set_crash_callback([&] { called = true; });
+  env->set_crash_callback([&](const std::string&) { called = true; });
   std::string err;
   ASSERT_EQ(0, env->set_spec("crash_at=4,mode=drop", &err)) << err;
   int f = open_rw("f");
@@ -793,7 +793,7 @@ TEST_F(IoFaultEnvTest, CrashAtCallsCallbackAndFailsAfter)
 TEST_F(IoFaultEnvTest, CrashAtCountsSyncsAndAioSubmits)
 {
   bool called = false;
-  env->set_crash_callback([&] { called = true; });
+  env->set_crash_callback([&](const std::string&) { called = true; });
   env->set_crash_mode(crash_mode_t::DROP);
   env->set_crash_at(3);
   ASSERT_EQ(0, env->aio_setup(2));
@@ -811,7 +811,7 @@ TEST_F(IoFaultEnvTest, CrashAtCountsSyncsAndAioSubmits)
 TEST_F(IoFaultEnvTest, CrashAtCallbackMayThrow)
 {
   struct Crashed {};
-  env->set_crash_callback([] { throw Crashed(); });
+  env->set_crash_callback([](const std::string&) { throw Crashed(); });
   env->set_crash_at(2);
   env->set_crash_mode(crash_mode_t::DROP);
   int f = open_rw("f");
@@ -838,7 +838,7 @@ TEST_F(IoFaultEnvTest, CrashAtInForkedChildWithExit)
     if (e.set_spec("crash_at=4,mode=drop", &err) < 0) {
       _exit(2);
     }
-    e.set_crash_callback([] { _exit(0); });
+    e.set_crash_callback([](const std::string&) { _exit(0); });
     int fd;
     if (e.open(p, O_RDWR | O_CREAT, 0644, &fd) < 0) {
       _exit(3);
@@ -862,7 +862,7 @@ TEST_F(IoFaultEnvTest, CrashWhileThreadsWriteAndReap)
   // that fsyncs; the crash lands in the middle. Nothing may hang, and every
   // write whose fsync returned 0 must survive.
   std::atomic<bool> crashed{false};
-  env->set_crash_callback([&] { crashed = true; });
+  env->set_crash_callback([&](const std::string&) { crashed = true; });
   env->set_crash_at(150);
   env->set_seed(3);
   ASSERT_EQ(0, env->aio_setup(8));

@@ -1055,6 +1055,29 @@ TEST_F(IoFaultMetaTest, OpThatCannotBeUndonePinsThePrefix)
   EXPECT_TRUE(rep[2].kept);
 }
 
+TEST_F(IoFaultMetaTest, CrashSummaryNamesTheStruckIoAndEachOutcome)
+{
+  // The summary is what a failing crash point's log shows: the I/O the
+  // cut struck, and what it kept and undid.
+  std::string d = subdir("sum");
+  std::string given;
+  auto env = new_env("meta=xfs,mode=drop,crash_at=4");
+  env->set_crash_callback([&](const std::string& s) { given = s; });
+  int o = -1;
+  ASSERT_EQ(0, env->open(d + "/o", O_RDWR | O_CREAT, 0644, &o));  // 1
+  ASSERT_EQ(0, env->fsync(o));                                     // 2
+  ASSERT_EQ(0, env->rename(d + "/o", d + "/p"));                   // 3
+  EXPECT_EQ(-EIO, env->fsync(o));                                  // 4
+  env->close(o);
+  EXPECT_EQ(given, env->crash_summary());
+  EXPECT_NE(std::string::npos, given.find("power cut at I/O 4 (sync "))
+    << given;
+  EXPECT_NE(std::string::npos,
+            given.find("rename " + d + "/o " + d + "/p undone"))
+    << given;
+  EXPECT_EQ(std::string::npos, given.find(" kept")) << given;
+}
+
 TEST_F(IoFaultMetaTest, CrashAtCanLandBetweenMetadataOps)
 {
   std::string d = subdir("ca");
@@ -1064,7 +1087,7 @@ TEST_F(IoFaultMetaTest, CrashAtCanLandBetweenMetadataOps)
     ASSERT_EQ(0, ::mkdir(r.c_str(), 0755));
     bool called = false;
     auto env = new_env("meta=xfs,mode=drop,crash_at=" + std::to_string(n));
-    env->set_crash_callback([&] { called = true; });
+    env->set_crash_callback([&](const std::string&) { called = true; });
     int rc[6];
     int o = -1;
     rc[0] = env->open(r + "/o", O_RDWR | O_CREAT, 0644, &o);  // 1
@@ -1133,7 +1156,7 @@ TEST_F(IoFaultMetaTest, CrashAtInForkedChildUndoesMetadataBeforeExit)
     if (e.set_spec("crash_at=6,meta=xfs,mode=drop", &err) < 0) {
       _exit(2);
     }
-    e.set_crash_callback([] { _exit(0); });
+    e.set_crash_callback([](const std::string&) { _exit(0); });
     int fd;
     if (e.open(d + "/kept", O_RDWR | O_CREAT, 0644, &fd) < 0) {  // 1
       _exit(3);

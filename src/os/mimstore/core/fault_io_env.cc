@@ -20,6 +20,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <sstream>
 
 namespace mim {
 
@@ -93,7 +94,8 @@ void FaultIoEnv::set_crash_at(uint64_t n)
   spec_.crash_at = n;
 }
 
-void FaultIoEnv::set_crash_callback(std::function<void()> cb)
+void FaultIoEnv::set_crash_callback(
+  std::function<void(const std::string&)> cb)
 {
   std::lock_guard l(lock_);
   crash_cb_ = std::move(cb);
@@ -175,6 +177,12 @@ std::vector<FaultIoEnv::meta_rollback_t> FaultIoEnv::last_meta_report() const
   return last_meta_report_;
 }
 
+std::string FaultIoEnv::crash_summary() const
+{
+  std::lock_guard l(lock_);
+  return crash_summary_;
+}
+
 void FaultIoEnv::crash()
 {
   std::lock_guard l(lock_);
@@ -193,11 +201,13 @@ FaultIoEnv::Gate FaultIoEnv::gate_locked(uint32_t op, const std::string& path,
   if (counted) {
     ++io_count_;
     if (spec_.crash_at && io_count_ == spec_.crash_at) {
+      crash_io_ = "I/O " + std::to_string(io_count_) + " (" +
+        fault_op_name(op) + " " + path + ")";
       crash_locked();
       // The callback runs under the lock: no other thread gets past the
       // gate (and sees an EIO it would react to) before the process dies.
       if (crash_cb_) {
-        crash_cb_();
+        crash_cb_(crash_summary_);
       }
       *err = EIO;
       return Gate::CRASH;
@@ -410,6 +420,8 @@ void FaultIoEnv::crash_locked()
     ++mit;
   }
   meta_ops_.clear();
+  crash_summary_ = summarize_crash_locked();
+  crash_io_.clear();
 
   std::vector<std::shared_ptr<file_t>> touched;
   for (auto& [seq, rec] : records_) {
@@ -421,6 +433,51 @@ void FaultIoEnv::crash_locked()
     maybe_release_locked(f);
   }
   crashed_ = true;
+}
+
+std::string FaultIoEnv::summarize_crash_locked() const
+{
+  // Which writes and metadata ops a cut kept is what decides a failing
+  // crash point; the store logs this before it exits.
+  static const char* const outcome[] = {"kept", "dropped", "torn"};
+  std::ostringstream ss;
+  ss << "power cut at " << (crash_io_.empty() ? "crash()" : crash_io_)
+     << ": " << last_report_.size() << " unsynced writes, "
+     << last_meta_report_.size()
+     << " metadata ops since the last log force (newest first)";
+  size_t w = 0, m = 0;
+  auto wit = last_report_.begin();
+  auto mit = last_meta_report_.begin();
+  // Both reports are newest first; their interleaving is not recorded, so
+  // the writes come first, then the metadata ops.
+  for (; wit != last_report_.end(); ++wit) {
+    if (++w > MAX_SUMMARY_LINES) {
+      ss << "\n  ... " << (last_report_.size() - MAX_SUMMARY_LINES)
+         << " more writes";
+      break;
+    }
+    ss << "\n  write " << wit->path << " " << wit->off << "~" << wit->len
+       << " " << outcome[wit->outcome];
+  }
+  for (; mit != last_meta_report_.end(); ++mit) {
+    if (++m > MAX_SUMMARY_LINES) {
+      ss << "\n  ... " << (last_meta_report_.size() - MAX_SUMMARY_LINES)
+         << " more metadata ops";
+      break;
+    }
+    ss << "\n  " << meta_kind_name(mit->kind) << " " << mit->path;
+    if (!mit->path2.empty()) {
+      ss << " " << mit->path2;
+    }
+    ss << (mit->kept ? " kept" : " undone");
+    if (!mit->undoable) {
+      ss << " (cannot be undone)";
+    }
+    if (mit->err) {
+      ss << " (undo failed: " << -mit->err << ")";
+    }
+  }
+  return ss.str();
 }
 
 void FaultIoEnv::rollback_write_locked(record_t& rec, rollback_t* rep)

@@ -150,6 +150,8 @@ enum class meta_kind_t {
   CLONE,        ///< clone_file or clone_range (of the destination)
 };
 const char* meta_kind_name(meta_kind_t k);
+/// The spec's name of one fault_op_t bit ("?" for anything else).
+const char* fault_op_name(uint32_t op);
 
 struct fail_rule_t {
   uint32_t ops = FAULT_OP_ANY;  ///< fault_op_t bits
@@ -218,9 +220,11 @@ class FaultIoEnv : public IoEnv {
   void add_fail_rule(const fail_rule_t& r);
   void clear_fail_rules();
   /// Crash when the Nth counted I/O is attempted (0: never), then call cb
-  /// (with the env locked, so no other thread sees post-crash EIO first).
+  /// (with the env locked, so no other thread sees post-crash EIO first)
+  /// with what the cut did (crash_summary's text), for the log of a
+  /// failing crash point.
   void set_crash_at(uint64_t n);
-  void set_crash_callback(std::function<void()> cb);
+  void set_crash_callback(std::function<void(const std::string&)> cb);
   void set_seed(uint64_t seed);
   void set_crash_mode(crash_mode_t m);
   /// Switching to OFF makes every pending metadata op durable.
@@ -248,6 +252,9 @@ class FaultIoEnv : public IoEnv {
   /// Per metadata op undone or kept by the last crash, newest first (the
   /// kept ones, the prefix, come last).
   std::vector<meta_rollback_t> last_meta_report() const;
+  /// The last crash in words: the I/O it struck, each unsynced write's
+  /// outcome and each metadata op's (kept or undone), newest first.
+  std::string crash_summary() const;
 
   /// Name of the hidden directory holding unlinked files until their
   /// unlink is durable (meta=xfs).
@@ -369,6 +376,8 @@ class FaultIoEnv : public IoEnv {
   uint32_t delay_locked(delay_op_t op, const std::string& path);
   std::string path_of_locked(int fd) const;
   void crash_locked();
+  std::string summarize_crash_locked() const;
+  static constexpr size_t MAX_SUMMARY_LINES = 200;  ///< per kind
   int capture_locked(const fd_t& f, uint64_t off, uint64_t len,
                      record_t* rec);
   void mark_durable_locked(const file_t* file);  ///< nullptr: all files
@@ -408,7 +417,7 @@ class FaultIoEnv : public IoEnv {
   fault_spec_t spec_;
   std::vector<uint64_t> rule_seen_;
   std::vector<uint64_t> delay_seen_;  ///< matching reads per delay rule
-  std::function<void()> crash_cb_;
+  std::function<void(const std::string&)> crash_cb_;
   std::mt19937_64 rng_;
   uint64_t io_count_ = 0;
   uint64_t delayed_reads_ = 0;
@@ -426,6 +435,8 @@ class FaultIoEnv : public IoEnv {
   std::map<dev_t, std::string> trash_home_;   ///< first dir seen per fs
   std::map<std::string, int> trash_dirs_;     ///< trash dir -> its links
   std::vector<meta_rollback_t> last_meta_report_;
+  std::string crash_summary_;  ///< set by crash_locked
+  std::string crash_io_;       ///< the I/O the crash point struck, if any
 
   std::atomic<int> base_inflight_{0};  ///< aio writes submitted to base_
 };

@@ -61,20 +61,22 @@ std::string trim(const std::string& s)
   return s.substr(b, e - b + 1);
 }
 
+/// The spec's op names; the first name of a bit is the one printed.
+const std::pair<const char*, uint32_t> OP_NAMES[] = {
+  {"read", FAULT_OP_READ}, {"write", FAULT_OP_WRITE},
+  {"aio", FAULT_OP_AIO}, {"sync", FAULT_OP_SYNC},
+  {"fsync", FAULT_OP_SYNC}, {"trunc", FAULT_OP_TRUNC},
+  {"open", FAULT_OP_OPEN}, {"meta", FAULT_OP_META},
+  {"xattr", FAULT_OP_XATTR}, {"clone", FAULT_OP_CLONE},
+  {"any", FAULT_OP_ANY},
+};
+
 int parse_ops(const std::string& s, uint32_t* ops)
 {
-  static const std::pair<const char*, uint32_t> names[] = {
-    {"read", FAULT_OP_READ}, {"write", FAULT_OP_WRITE},
-    {"aio", FAULT_OP_AIO}, {"sync", FAULT_OP_SYNC},
-    {"fsync", FAULT_OP_SYNC}, {"trunc", FAULT_OP_TRUNC},
-    {"open", FAULT_OP_OPEN}, {"meta", FAULT_OP_META},
-    {"xattr", FAULT_OP_XATTR}, {"clone", FAULT_OP_CLONE},
-    {"any", FAULT_OP_ANY},
-  };
   uint32_t r = 0;
   for (const auto& one : split(s, '|')) {
     bool found = false;
-    for (const auto& [n, bit] : names) {
+    for (const auto& [n, bit] : OP_NAMES) {
       if (one == n) {
         r |= bit;
         found = true;
@@ -218,6 +220,16 @@ int parse_fault_spec(const std::string& spec, fault_spec_t* out,
   }
   *out = std::move(s);
   return 0;
+}
+
+const char* fault_op_name(uint32_t op)
+{
+  for (const auto& [n, bit] : OP_NAMES) {
+    if (op == bit) {
+      return n;
+    }
+  }
+  return "?";
 }
 
 const char* meta_kind_name(meta_kind_t k)
