@@ -307,7 +307,7 @@ int MIMStore::mkfs()
       goto out;
     }
   }
-  r = write_meta("mimstore_format", "1");
+  r = write_meta("mimstore_format", stringify(FORMAT));
   if (r == 0) {
     r = write_meta("mkfs_done", "yes");
   }
@@ -580,6 +580,17 @@ int MIMStore::mount()
     ::close(lock_fd);
     lock_fd = -1;
     return r;
+  }
+  {
+    // Format 1 stores may hold object files from before birth marks;
+    // replay must not take those for creates cut short.
+    uint64_t format = 1;
+    _read_meta_u64("mimstore_format", &format);
+    births_complete = format >= 2;
+    if (!births_complete) {
+      dout(1) << "mimstore_format " << format << ": object files may lack "
+              << "birth marks; replay keeps such files" << dendl;
+    }
   }
   _create_logger();
   files = std::make_unique<ObjectFiles>(cct, io, path, conf.fd_cache_size);

@@ -447,6 +447,13 @@ class MIMStore : public ObjectStore {
   /// The store at mount time was not cleanly unmounted (so replay may find
   /// operations partly applied; guards are consulted).
   bool replaying = false;
+  /// The data directory's layout, in its mimstore_format file. 2: every
+  /// object file carries a birth mark (replay removes one without as an
+  /// incomplete create). Stores of format 1 keep working as they did.
+  static constexpr uint64_t FORMAT = 2;
+  /// mimstore_format >= 2: every object file got a birth mark at its
+  /// create, so one without is a create the power cut left incomplete.
+  bool births_complete = false;
   /// Position of the op being applied, for guards and DBObjectMap.
   SequencerPosition cur_spos;
 

@@ -83,7 +83,7 @@ GuardVerdict MIMStore::_guard_cmp(const coll_t& cid, const ghobject_t* oid,
       }
       return GuardVerdict::SKIP;
     }
-    if (br == -ENODATA && gr == -ENODATA) {
+    if (br == -ENODATA && gr == -ENODATA && births_complete) {
       f.reset();
       _drop_incomplete_create(cid, *oid);
     }
@@ -95,7 +95,8 @@ void MIMStore::_drop_incomplete_create(const coll_t& cid,
                                        const ghobject_t& oid)
 {
   // Every create sets the birth mark right after it, before anything else
-  // touches the file (ObjectFiles::open_path). A file without one is a
+  // touches the file (ObjectFiles::open_path; in every store of format 2
+  // and later, births_complete). A file without one is a
   // create that power cut short: its name was durable, its mark was not
   // (two metadata ops; XFS may keep the first alone). The mark goes out
   // with the next log force, and every sync and checkpoint forces the log,
