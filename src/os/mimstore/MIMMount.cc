@@ -115,6 +115,32 @@ int MIMStore::_read_meta_u64(const string& key, uint64_t* v)
   return *end ? -EINVAL : 0;
 }
 
+int MIMStore::_check_format()
+{
+  // A store made before mimstore_format was written is format 1.
+  uint64_t format = 1;
+  int r = _read_meta_u64("mimstore_format", &format);
+  if (r == -EINVAL || (r == 0 && format == 0)) {
+    derr << path << "/mimstore_format is not a format number; the data "
+         << "directory is damaged or not mimstore's" << dendl;
+    return -EINVAL;
+  }
+  if (format > FORMAT) {
+    derr << path << " has mimstore_format " << format << ", newer than "
+         << "this build understands (" << FORMAT << "); run the ceph-osd "
+         << "that made it, or a newer one" << dendl;
+    return -EINVAL;
+  }
+  // Format 1 stores may hold object files from before birth marks;
+  // replay must not take those for creates cut short.
+  births_complete = format >= 2;
+  if (!births_complete) {
+    dout(1) << "mimstore_format " << format << ": object files may lack "
+            << "birth marks; replay keeps such files" << dendl;
+  }
+  return 0;
+}
+
 int MIMStore::_open_db(bool create)
 {
   string dir = conf.db_dir.empty() ? path + "/db" : conf.db_dir;
@@ -566,6 +592,10 @@ int MIMStore::mount()
          << "'); run ceph-osd --mkfs" << dendl;
     return -EINVAL;
   }
+  r = _check_format();
+  if (r < 0) {
+    return r;
+  }
   r = _check_fsid();
   if (r < 0) {
     return r;
@@ -580,17 +610,6 @@ int MIMStore::mount()
     ::close(lock_fd);
     lock_fd = -1;
     return r;
-  }
-  {
-    // Format 1 stores may hold object files from before birth marks;
-    // replay must not take those for creates cut short.
-    uint64_t format = 1;
-    _read_meta_u64("mimstore_format", &format);
-    births_complete = format >= 2;
-    if (!births_complete) {
-      dout(1) << "mimstore_format " << format << ": object files may lack "
-              << "birth marks; replay keeps such files" << dendl;
-    }
   }
   _create_logger();
   files = std::make_unique<ObjectFiles>(cct, io, path, conf.fd_cache_size);

@@ -115,6 +115,12 @@ class MIMStore : public ObjectStore {
   using Collection = mimstore::Collection;
   using CollectionRef = mimstore::CollectionRef;
 
+  /// The data directory's layout, in its mimstore_format file. 2: every
+  /// object file carries a birth mark (replay removes one without as an
+  /// incomplete create). Stores of format 1 keep working as they did;
+  /// a newer format is refused at mount.
+  static constexpr uint64_t FORMAT = 2;
+
   MIMStore(CephContext* cct, const std::string& path,
            const std::string& journal_path);
   ~MIMStore() override;
@@ -236,6 +242,9 @@ class MIMStore : public ObjectStore {
   int _load_collections();
   int _replay_journal();
   int _read_meta_u64(const std::string& key, uint64_t* v);
+  /// Refuses a mimstore_format newer than FORMAT (or not a number); sets
+  /// births_complete.
+  int _check_format();
   int _check_fsid();
   /// The start of mkjournal and dump_journal: refuse a mounted store (they
   /// would replace its live journal), read the options and the fsid, open
@@ -447,10 +456,6 @@ class MIMStore : public ObjectStore {
   /// The store at mount time was not cleanly unmounted (so replay may find
   /// operations partly applied; guards are consulted).
   bool replaying = false;
-  /// The data directory's layout, in its mimstore_format file. 2: every
-  /// object file carries a birth mark (replay removes one without as an
-  /// incomplete create). Stores of format 1 keep working as they did.
-  static constexpr uint64_t FORMAT = 2;
   /// mimstore_format >= 2: every object file got a birth mark at its
   /// create, so one without is a create the power cut left incomplete.
   bool births_complete = false;
