@@ -28,8 +28,9 @@
  * derived from the crash point. A failure on another machine whose runs had
  * a different I/O count is chased by keeping its cut seed, seed*1000003+N,
  * while N walks around its crash point).
- * Limitation: RocksDB (omap, xattrs) writes do not go through the seam, so
- * they survive every crash; its own durability is RocksDB's WAL sync.
+ * RocksDB (omap, xattrs) writes its files itself, outside the seam; under
+ * fault injection the store gives it CrashRocksEnv, which cuts their
+ * unsynced tails at the same crash (docs/fault-injection.md).
  */
 #include <sys/wait.h>
 #include <unistd.h>

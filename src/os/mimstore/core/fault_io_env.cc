@@ -201,9 +201,8 @@ FaultIoEnv::Gate FaultIoEnv::gate_locked(uint32_t op, const std::string& path,
   if (counted) {
     ++io_count_;
     if (spec_.crash_at && io_count_ == spec_.crash_at) {
-      crash_io_ = "I/O " + std::to_string(io_count_) + " (" +
-        fault_op_name(op) + " " + path + ")";
-      crash_locked();
+      crash_locked("I/O " + std::to_string(io_count_) + " (" +
+                   fault_op_name(op) + " " + path + ")");
       // The callback runs under the lock: no other thread gets past the
       // gate (and sees an EIO it would react to) before the process dies.
       if (crash_cb_) {
@@ -332,7 +331,7 @@ void FaultIoEnv::maybe_release_locked(const std::shared_ptr<file_t>& file)
   }
 }
 
-void FaultIoEnv::crash_locked()
+void FaultIoEnv::crash_locked(const std::string& cause)
 {
   // Writes in flight in the base env must land (or fail) before they are
   // rolled back; a concurrent reaper may take some of the completions, it
@@ -420,8 +419,7 @@ void FaultIoEnv::crash_locked()
     ++mit;
   }
   meta_ops_.clear();
-  crash_summary_ = summarize_crash_locked();
-  crash_io_.clear();
+  crash_summary_ = summarize_crash_locked(cause);
 
   std::vector<std::shared_ptr<file_t>> touched;
   for (auto& [seq, rec] : records_) {
@@ -435,47 +433,44 @@ void FaultIoEnv::crash_locked()
   crashed_ = true;
 }
 
-std::string FaultIoEnv::summarize_crash_locked() const
+std::string FaultIoEnv::summarize_crash_locked(const std::string& cause) const
 {
   // Which writes and metadata ops a cut kept is what decides a failing
   // crash point; the store logs this before it exits.
   static const char* const outcome[] = {"kept", "dropped", "torn"};
   std::ostringstream ss;
-  ss << "power cut at " << (crash_io_.empty() ? "crash()" : crash_io_)
-     << ": " << last_report_.size() << " unsynced writes, "
-     << last_meta_report_.size()
+  ss << "power cut at " << cause << ": " << last_report_.size()
+     << " unsynced writes, " << last_meta_report_.size()
      << " metadata ops since the last log force (newest first)";
-  size_t w = 0, m = 0;
-  auto wit = last_report_.begin();
-  auto mit = last_meta_report_.begin();
   // Both reports are newest first; their interleaving is not recorded, so
   // the writes come first, then the metadata ops.
-  for (; wit != last_report_.end(); ++wit) {
-    if (++w > MAX_SUMMARY_LINES) {
-      ss << "\n  ... " << (last_report_.size() - MAX_SUMMARY_LINES)
-         << " more writes";
-      break;
-    }
-    ss << "\n  write " << wit->path << " " << wit->off << "~" << wit->len
-       << " " << outcome[wit->outcome];
+  const size_t nw = std::min(last_report_.size(), MAX_SUMMARY_LINES);
+  for (size_t i = 0; i < nw; ++i) {
+    const rollback_t& w = last_report_[i];
+    ss << "\n  write " << w.path << " " << w.off << "~" << w.len << " "
+       << outcome[w.outcome];
   }
-  for (; mit != last_meta_report_.end(); ++mit) {
-    if (++m > MAX_SUMMARY_LINES) {
-      ss << "\n  ... " << (last_meta_report_.size() - MAX_SUMMARY_LINES)
-         << " more metadata ops";
-      break;
+  if (nw < last_report_.size()) {
+    ss << "\n  ... " << (last_report_.size() - nw) << " more writes";
+  }
+  const size_t nm = std::min(last_meta_report_.size(), MAX_SUMMARY_LINES);
+  for (size_t i = 0; i < nm; ++i) {
+    const meta_rollback_t& m = last_meta_report_[i];
+    ss << "\n  " << meta_kind_name(m.kind) << " " << m.path;
+    if (!m.path2.empty()) {
+      ss << " " << m.path2;
     }
-    ss << "\n  " << meta_kind_name(mit->kind) << " " << mit->path;
-    if (!mit->path2.empty()) {
-      ss << " " << mit->path2;
-    }
-    ss << (mit->kept ? " kept" : " undone");
-    if (!mit->undoable) {
+    ss << (m.kept ? " kept" : " undone");
+    if (!m.undoable) {
       ss << " (cannot be undone)";
     }
-    if (mit->err) {
-      ss << " (undo failed: " << -mit->err << ")";
+    if (m.err) {
+      ss << " (undo failed: " << -m.err << ")";
     }
+  }
+  if (nm < last_meta_report_.size()) {
+    ss << "\n  ... " << (last_meta_report_.size() - nm)
+       << " more metadata ops";
   }
   return ss.str();
 }

@@ -375,8 +375,9 @@ class FaultIoEnv : public IoEnv {
   /// How long an `op` of `path` is to wait (delay rules), counting it.
   uint32_t delay_locked(delay_op_t op, const std::string& path);
   std::string path_of_locked(int fd) const;
-  void crash_locked();
-  std::string summarize_crash_locked() const;
+  /// `cause`: what struck, for the summary ("I/O 7 (sync path)").
+  void crash_locked(const std::string& cause = "crash()");
+  std::string summarize_crash_locked(const std::string& cause) const;
   static constexpr size_t MAX_SUMMARY_LINES = 200;  ///< per kind
   int capture_locked(const fd_t& f, uint64_t off, uint64_t len,
                      record_t* rec);
@@ -436,7 +437,6 @@ class FaultIoEnv : public IoEnv {
   std::map<std::string, int> trash_dirs_;     ///< trash dir -> its links
   std::vector<meta_rollback_t> last_meta_report_;
   std::string crash_summary_;  ///< set by crash_locked
-  std::string crash_io_;       ///< the I/O the crash point struck, if any
 
   std::atomic<int> base_inflight_{0};  ///< aio writes submitted to base_
 };
