@@ -367,6 +367,42 @@ TEST(JournalScan, TornBatchWithLaterLandedBatchIsNotCorruptAcked)
   EXPECT_EQ(off4 + 2048, r.end_off);
 }
 
+TEST(JournalScan, RestartAfterATornBatchIsBlockAligned)
+{
+  // A batch torn between two of its entries ends the scan inside the batch,
+  // at an 8-aligned offset. The next mount's header and writer must start
+  // at a block boundary (decode_header refuses any other start_off, and
+  // place_batch any other head), past the torn bytes, which were never
+  // acknowledged.
+  MemJournal j(128 * KB, 4096);
+  j.write_batch(payloads(3, 100, 'a'));                      // 1..3
+  uint64_t off4 = j.write_batch(payloads(3, 2000, 'k'), 3);  // 4..6
+  memset(&j.dev[off4 + 4096], 0, 4096);  // its 2nd block never landed
+  ScanResult r;
+  ASSERT_EQ(0, j.scan(&r)) << r.detail;
+  ASSERT_EQ(off4 + 2048, r.end_off);
+  JournalHeader n = header_after_replay(j.h, r, 0x99);
+  EXPECT_EQ(off4 + 4096, n.start_off);
+  EXPECT_EQ(5u, n.start_sn);
+  std::vector<char> slot(4096);
+  encode_header(n, slot.data());
+  JournalHeader back;
+  std::string err;
+  ASSERT_EQ(0, decode_header(slot.data(), slot.size(), &back, &err)) << err;
+
+  // The next mount writes there and a later scan finds exactly its entries.
+  MemJournal m = j;
+  m.h = n;
+  m.head = n.start_off;
+  m.next_sn = n.start_sn;
+  m.write_batch({"new5", "new6"});
+  ScanResult r2;
+  ASSERT_EQ(0, m.scan(&r2)) << r2.detail;
+  EXPECT_EQ(ScanResult::CLEAN_END, r2.end) << r2.detail;
+  ASSERT_EQ(2u, r2.entries);
+  EXPECT_EQ("new5", m.replayed[0].second);
+}
+
 TEST(JournalScan, UnexpectedHigherSnIsTorn)
 {
   MemJournal j(128 * KB, 4096);

@@ -292,7 +292,12 @@ JournalHeader header_after_replay(const JournalHeader& h, const ScanResult& r,
   n.generation = new_generation;
   n.flags &= ~JOURNAL_FLAG_CLEAN;
   n.header_seq = h.header_seq + 1;
-  n.start_off = JournalGeometry(h).normalize(r.end_off);
+  // A batch torn between two of its entries ends the scan inside it, at an
+  // 8-aligned offset: the rest of that block was never acknowledged, and
+  // batches (so start_off and the writer's head) start block aligned.
+  const JournalGeometry g(h);
+  n.start_off = g.normalize((r.end_off + g.block_size - 1) / g.block_size *
+                            g.block_size);
   n.start_sn = r.next_sn;
   n.committed_up_to = r.next_sn - 1;
   return n;
