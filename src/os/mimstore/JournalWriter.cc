@@ -38,12 +38,16 @@ JournalWriter::~JournalWriter()
   ceph_assert(!reaper.joinable());
 }
 
-int JournalWriter::start(uint64_t gen, uint64_t start_off, sn_t next_sn)
+int JournalWriter::start(uint64_t gen, uint64_t tail_off, uint64_t head_off,
+                         sn_t next_sn, mim::BatchIndex live)
 {
+  ceph_assert(live.empty() == (tail_off == head_off));
   {
     std::lock_guard l(lock);
     generation = gen;
-    head = tail = start_off;
+    tail = tail_off;
+    head = head_off;
+    index = std::move(live);
     committed_up_to = next_sn - 1;
     stopping = false;
   }

@@ -62,9 +62,11 @@ class JournalWriter {
     on_pressure = std::move(f);
   }
 
-  /// Start with an empty area at `start_off`: entries of generation `gen`
-  /// from sn `next_sn` on. Sets up aio and starts the threads.
-  int start(uint64_t gen, uint64_t start_off, sn_t next_sn);
+  /// Start writing entries of generation `gen` from sn `next_sn` on at
+  /// `head`; the entries from `tail` to `head` are live, their batches in
+  /// `live` (none when tail == head). Sets up aio and starts the threads.
+  int start(uint64_t gen, uint64_t tail, uint64_t head, sn_t next_sn,
+            mim::BatchIndex live);
   /// Queue one transaction; never blocks (the writer thread waits for
   /// journal space, the store's throttle bounds the queue).
   void submit(sn_t sn, ceph::bufferlist&& payload, Callback on_durable);

@@ -136,38 +136,8 @@ int MIMJournal::open(const uuid_d& fsid, bool* clean, std::ostream& err)
   return 0;
 }
 
-int MIMJournal::replay(const std::function<int(sn_t, bufferlist&)>& apply,
-                       sn_t* next_sn, std::ostream& err)
+int MIMJournal::judge_scan_end(const mim::ScanResult& res, std::ostream& err)
 {
-  mim::JournalHeader h;
-  {
-    std::lock_guard l(header_lock);
-    h = header;
-  }
-  mim::ScanResult res;
-  if (h.flags & mim::JOURNAL_FLAG_CLEAN) {
-    *next_sn = h.start_sn;
-    replay_end_off = h.start_off;
-    replay_result_valid = false;
-    return 0;
-  }
-  int r = mim::scan_journal(
-    h, mim::read_fn_for(io, dev.fd()),
-    [&](sn_t sn, uint64_t off, std::string_view payload) -> int {
-      bufferlist bl;
-      bl.append(payload.data(), payload.size());
-      return apply(sn, bl);
-    },
-    &res);
-  if (r < 0) {
-    err << "reading journal " << conf.journal_path << " failed: "
-        << cpp_strerror(r) << " (" << res.detail << ")";
-    return r;
-  }
-  if (r > 0 || res.stopped_by_callback) {
-    err << "applying journal entry sn " << res.next_sn << " failed";
-    return -EIO;
-  }
   if (res.end == mim::ScanResult::CORRUPT_ACKED) {
     err << "journal " << conf.journal_path << " is damaged: replay stops at "
         << "offset " << res.end_off << " (sn " << res.next_sn << ": "
@@ -187,6 +157,115 @@ int MIMJournal::replay(const std::function<int(sn_t, bufferlist&)>& apply,
     dout(1) << "journal ends with a torn entry at " << res.end_off << " (sn "
             << res.next_sn << "): normal after a crash, it was never "
             << "acknowledged (" << res.detail << ")" << dendl;
+  }
+  return 0;
+}
+
+int MIMJournal::check(bool* keepable, std::ostream& err)
+{
+  *keepable = false;
+  mim::JournalHeader h;
+  {
+    std::lock_guard l(header_lock);
+    h = header;
+  }
+  if (h.flags & mim::JOURNAL_FLAG_CLEAN) {
+    return 0;
+  }
+  mim::ScanResult res;
+  int r = mim::scan_journal(
+    h, mim::read_fn_for(io, dev.fd()),
+    [](sn_t, uint64_t, std::string_view) { return 0; }, &res);
+  if (r < 0) {
+    err << "reading journal " << conf.journal_path << " failed: "
+        << cpp_strerror(r) << " (" << res.detail << ")";
+    return r;
+  }
+  r = judge_scan_end(res, err);
+  if (r < 0) {
+    return r;
+  }
+  *keepable = mim::keeps_generation(res, h.block_size);
+  dout(1) << "journal holds " << res.entries << " entries from sn "
+          << h.start_sn << " to " << res.next_sn << " ("
+          << mim::scan_end_name(res.stop) << "); "
+          << res.in_flight_offs.size() << " in-flight entries beyond its "
+          << "end; " << (*keepable ? "keepable" : "not keepable") << dendl;
+  checked = std::move(res);
+  checked_valid = true;
+  return 0;
+}
+
+int MIMJournal::replay(const ApplyFn& apply, sn_t* next_sn, std::ostream& err)
+{
+  mim::JournalHeader h;
+  {
+    std::lock_guard l(header_lock);
+    h = header;
+  }
+  mim::ScanResult res;
+  if (h.flags & mim::JOURNAL_FLAG_CLEAN) {
+    *next_sn = h.start_sn;
+    replay_end_off = h.start_off;
+    replay_result_valid = false;
+    return 0;
+  }
+  mim::ScanOptions opts;
+  // check() searched beyond the end already: one lap of the area is enough
+  opts.check_acked = !checked_valid;
+  replayed = mim::BatchIndex();
+  sn_t batch_first = 0;  // the batch being replayed, 0 before the first
+  uint64_t batch_off = 0;
+  replaying = true;
+  int r = mim::scan_journal(
+    h, mim::read_fn_for(io, dev.fd()),
+    [&](sn_t sn, uint64_t off, std::string_view payload) -> int {
+      if (off % h.block_size == 0) {
+        if (batch_first) {
+          replayed.push(batch_first, sn - 1, batch_off);
+        }
+        batch_first = sn;
+        batch_off = off;
+      }
+      // One buffer: a write's data in the decoded transaction points into
+      // it, so the store finds its offset in the payload by address.
+      ceph::bufferptr bp = ceph::buffer::create(payload.size());
+      memcpy(bp.c_str(), payload.data(), payload.size());
+      bufferlist bl;
+      bl.append(std::move(bp));
+      return apply(sn, off + mim::ENTRY_HEADER_SIZE, bl);
+    },
+    &res, opts);
+  replaying = false;
+  if (batch_first && batch_first < res.next_sn) {
+    replayed.push(batch_first, res.next_sn - 1, batch_off);
+  }
+  if (r < 0) {
+    err << "reading journal " << conf.journal_path << " failed: "
+        << cpp_strerror(r) << " (" << res.detail << ")";
+    return r;
+  }
+  if (r > 0 || res.stopped_by_callback) {
+    err << "applying journal entry sn " << res.next_sn << " failed";
+    return -EIO;
+  }
+  if (checked_valid) {
+    if (res.end_off != checked.end_off || res.next_sn != checked.next_sn) {
+      err << "journal " << conf.journal_path << " changed between its check "
+          << "and its replay (end " << checked.end_off << ", sn "
+          << checked.next_sn << ", then " << res.end_off << ", sn "
+          << res.next_sn << "): is another process writing it?";
+      return -EIO;
+    }
+    res.end = checked.end;
+    res.searched_beyond_end = checked.searched_beyond_end;
+    res.in_flight_offs = std::move(checked.in_flight_offs);
+    checked_valid = false;
+  } else {
+    r = judge_scan_end(res, err);
+    if (r < 0) {
+      return r;
+    }
   }
   dout(1) << "replayed " << res.entries << " entries from sn " << h.start_sn
           << " to " << res.next_sn << dendl;
@@ -225,12 +304,50 @@ int MIMJournal::start(sn_t next_sn)
     std::lock_guard l(header_lock);
     header = h;
   }
-  return writer.start(gen, h.start_off, next_sn);
+  return writer.start(gen, h.start_off, h.start_off, next_sn,
+                      mim::BatchIndex());
+}
+
+int MIMJournal::start_keeping(sn_t next_sn)
+{
+  ceph_assert(replay_result_valid &&
+              mim::keeps_generation(replay_result, dev.block_size()));
+  mim::JournalHeader h;
+  {
+    std::lock_guard l(header_lock);
+    h = header;
+  }
+  // Entries of this generation beyond the end would be taken for the new
+  // ones once the writer's batches reach them: a zero block over each
+  // first (durable when written: the fd is O_DSYNC).
+  const uint64_t bs = dev.block_size();
+  AlignedBuf zero(bs, bs);
+  for (uint64_t off : replay_result.in_flight_offs) {
+    int r = dev.write_sync(off, zero.p, bs);
+    if (r < 0) {
+      derr << "cannot erase the in-flight entry at journal offset " << off
+           << ": " << cpp_strerror(r) << dendl;
+      return r;
+    }
+  }
+  const uint64_t head = dev.geo().normalize(replay_result.end_off);
+  dout(1) << "keeping " << replayed.live_entries() << " replayed entries "
+          << "(sn " << h.start_sn << " to " << next_sn - 1 << ", "
+          << mim::area_used(dev.geo(), h.start_off, head) << " bytes); "
+          << replay_result.in_flight_offs.size() << " in-flight entries "
+          << "erased beyond the end" << dendl;
+  return writer.start(h.generation, h.start_off, head, next_sn,
+                      std::move(replayed));
 }
 
 int MIMJournal::read_extent(uint64_t off, uint64_t len, char* dst)
 {
-  if (!writer.is_live(off, len)) {
+  if (replaying) {
+    // the scanner validated the entry being replayed and every one before
+    if (off < dev.geo().area_start || off + len > dev.geo().area_end) {
+      return -ERANGE;
+    }
+  } else if (!writer.is_live(off, len)) {
     return -ERANGE;
   }
   const uint64_t bs = dev.block_size();

@@ -31,6 +31,7 @@
 #include "JournalDevice.h"
 #include "JournalWriter.h"
 #include "MIMConfig.h"
+#include "core/batch_index.h"
 #include "core/io_env.h"
 #include "core/journal_format.h"
 #include "core/journal_scanner.h"
@@ -62,14 +63,35 @@ class MIMJournal {
   /// Open for mount: lock the device, read and check the header (fsid,
   /// version, geometry). `clean` is set if the last unmount was clean.
   int open(const uuid_d& fsid, bool* clean, std::ostream& err);
-  /// Replay from the header's checkpoint, calling apply(sn, payload) for
-  /// each entry in order. Refuses (-EIO, message in err) when corruption
-  /// hides acknowledged entries, unless ignore_corruption.
-  int replay(const std::function<int(sn_t, ceph::bufferlist&)>& apply,
-             sn_t* next_sn, std::ostream& err);
+  /// Called for each replayed entry: its sn, the device offset of its
+  /// payload (read_extent() reads there while the entry is live) and the
+  /// payload, one contiguous buffer.
+  using ApplyFn =
+    std::function<int(sn_t sn, uint64_t payload_off, ceph::bufferlist& bl)>;
+  /// Scan the live entries without applying them: where a replay ends and
+  /// whether start_keeping() can keep them (*keepable). Refuses (-EIO,
+  /// message in err) when corruption hides acknowledged entries, unless
+  /// ignore_corruption. A clean journal has nothing to keep.
+  int check(bool* keepable, std::ostream& err);
+  /// Replay from the header's checkpoint, calling apply for each entry in
+  /// order. Refuses like check(); after check(), the area beyond the end is
+  /// not searched again, and a replay that ends elsewhere is refused.
+  int replay(const ApplyFn& apply, sn_t* next_sn, std::ostream& err);
   /// After replay, once everything replayed is durable in the data store:
   /// new generation, empty journal starting at next_sn; start the threads.
   int start(sn_t next_sn);
+  /// After replay, REQUIRES: check() found the journal keepable. The
+  /// replayed entries stay live (the tail does not move): the writer goes
+  /// on in the same generation at the replay's end, after erasing the
+  /// entries of batches in flight at a crash that landed beyond it
+  /// (docs/journal-format.md "Keeping the window"). Start the threads.
+  int start_keeping(sn_t next_sn);
+  /// The sn of the first live entry (the header's start_sn): the first sn
+  /// replay applies. Between open() and start*().
+  sn_t first_live_sn() const {
+    std::lock_guard l(header_lock);
+    return header.start_sn;
+  }
   /// Queue one transaction; never blocks (the writer thread waits for
   /// journal space, the store's throttle bounds the queue).
   void submit(sn_t sn, ceph::bufferlist&& payload, Callback on_durable) {
@@ -116,13 +138,25 @@ class MIMJournal {
   JournalWriter writer;  ///< after dev, which it uses
 
   /// Serializes header writes; header is the last header written.
-  ceph::mutex header_lock = ceph::make_mutex("MIMJournal::header_lock");
+  mutable ceph::mutex header_lock =
+    ceph::make_mutex("MIMJournal::header_lock");
   mim::JournalHeader header;  ///< GUARDED_BY(header_lock)
 
-  // Set by replay(), used by start(). Mount thread only.
+  /// The end of a scan (check() or replay()) refused or logged; 0 or -EIO.
+  int judge_scan_end(const mim::ScanResult& res, std::ostream& err);
+
+  // Set by check() and replay(), used by start*(). Mount thread only.
+  mim::ScanResult checked;       ///< check()'s result
+  bool checked_valid = false;
   mim::ScanResult replay_result;
   bool replay_result_valid = false;
   uint64_t replay_end_off = 0;
+  /// The replayed entries' batches (an entry at a block boundary starts
+  /// one: replay can start there), for start_keeping().
+  mim::BatchIndex replayed;
+  /// During replay(): read_extent() serves the entries being replayed
+  /// before the writer knows them. Mount thread only.
+  bool replaying = false;
 };
 
 }  // namespace mimstore

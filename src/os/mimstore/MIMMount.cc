@@ -378,9 +378,10 @@ int MIMStore::mkjournal()
     bool clean = false;
     r = journal->open(fsid, &clean, err);
     if (r == 0 && !clean) {
-      derr << "journal " << journal_path << " holds transactions that were "
-           << "not replayed; mount the store once (or run ceph-osd "
-           << "--flush-journal) before making a new journal" << dendl;
+      derr << "journal " << journal_path << " holds transactions that are "
+           << "not in the object files yet (after a crash, or the merge "
+           << "window a stop left there); run ceph-osd --flush-journal "
+           << "before making a new journal" << dendl;
       journal->close(false);
       r = -EBUSY;
       goto out;
@@ -430,17 +431,36 @@ int MIMStore::_load_collections()
 
 int MIMStore::_replay_journal()
 {
-  // Replay applies through the normal op code with guards consulted and
-  // merging off: every replayed write goes straight to its file, and one
-  // sync at the end makes all of it durable before the journal restarts.
-  replaying = true;
-  bool merge = conf.merge;
-  conf.merge = false;
-  uint64_t n = 0;
+  // Replay applies through the normal op code with guards consulted. With
+  // merging on and a journal whose end can be kept, the window survives the
+  // mount: a replayed write goes back into the merge cache, its bytes where
+  // they are in the journal, holding its sn as a live write does, and the
+  // journal keeps every replayed entry (start_keeping). Otherwise (merging
+  // off, or an end that cannot be kept: a batch torn between two entries,
+  // damage let through by mimstore_journal_ignore_corruption) every
+  // replayed write goes to its file, and one sync makes all of it durable
+  // before the journal restarts empty. docs/store.md "Replay".
   std::ostringstream err;
+  bool keepable = false;
+  int r = journal->check(&keepable, err);
+  if (r < 0) {
+    derr << "journal replay failed: " << err.str() << dendl;
+    std::cerr << "mimstore: journal replay failed: " << err.str()
+              << std::endl;
+    return r;
+  }
+  keep_window = conf.merge && keepable;
+  const bool merge = conf.merge;
+  conf.merge = keep_window;
+  if (keep_window) {
+    durability.reset_checkpoint(journal->first_live_sn());
+  }
+  replaying = true;
+  TransContext replayed;  // the entry being replayed, for _journal_pos
+  uint64_t n = 0;
   sn_t next = 0;
-  int r = journal->replay(
-    [&](sn_t sn, bufferlist& bl) -> int {
+  r = journal->replay(
+    [&](sn_t sn, uint64_t payload_off, bufferlist& bl) -> int {
       std::vector<Transaction> tls;
       std::string why;
       if (decode_payload(bl, &tls, &why) < 0) {
@@ -450,14 +470,30 @@ int MIMStore::_replay_journal()
       }
       dout(10) << "replay sn " << sn << " (" << tls.size() << " txns)"
                << dendl;
+      if (keep_window) {
+        // As the apply thread: a hold for the direct part, one per merged
+        // write (taken in _write); the decoded writes point into bl.
+        replayed.sn = sn;
+        replayed.payload_off = payload_off;
+        replayed.payload_index = mim::PayloadIndex();
+        replayed.payload_index.add(bl.c_str(), bl.length());
+        applying_txc = &replayed;
+        durability.hold(sn);
+      }
+      applying_sn = sn;
       uint32_t trans_num = 0;
       for (auto& t : tls) {
         _do_transaction(t, sn, trans_num++);
+      }
+      if (keep_window) {
+        applying_txc = nullptr;
+        durability.release_after_sync(sn);
       }
       ++n;
       return 0;
     },
     &next, err);
+  applying_txc = nullptr;
   conf.merge = merge;
   replaying = false;
   if (r < 0) {
@@ -469,14 +505,17 @@ int MIMStore::_replay_journal()
   if (logger) {
     logger->inc(l_mimstore_replayed, n);
   }
-  dout(1) << "replayed " << n << " transactions, next sn " << next << dendl;
-  r = files->sync_all();
-  if (r == 0) {
-    r = omap->sync();
-  }
-  if (r < 0) {
-    derr << "sync after replay failed: " << cpp_strerror(r) << dendl;
-    return r;
+  dout(1) << "replayed " << n << " transactions, next sn " << next
+          << (keep_window ? ", the window kept" : "") << dendl;
+  if (!keep_window) {
+    r = files->sync_all();
+    if (r == 0) {
+      r = omap->sync();
+    }
+    if (r < 0) {
+      derr << "sync after replay failed: " << cpp_strerror(r) << dendl;
+      return r;
+    }
   }
   sequencer.reset(next, conf.queue_max_ops, conf.queue_max_bytes, logger);
   return 0;
@@ -555,24 +594,31 @@ int MIMStore::_make_merge_cache()
 int MIMStore::_start_after_replay()
 {
   sn_t next_sn = sequencer.next_sn();
-  durability.reset_checkpoint(next_sn);
-  int r = journal->start(next_sn);
+  // Kept, the replayed entries stay live and the checkpoint stays where
+  // replay started (durability was reset to it before the replay).
+  const sn_t first_live = keep_window ? journal->first_live_sn() : next_sn;
+  if (!keep_window) {
+    durability.reset_checkpoint(next_sn);
+  }
+  journal->set_pressure_callback(
+    [this] { _request_freeze(mim::FlushTrigger::JOURNAL_PRESSURE); });
+  int r = keep_window ? journal->start_keeping(next_sn)
+                      : journal->start(next_sn);
   if (r < 0) {
     derr << "cannot restart the journal: " << cpp_strerror(r) << dendl;
     return r;
   }
-  journal->set_pressure_callback(
-    [this] { _request_freeze(mim::FlushTrigger::JOURNAL_PRESSURE); });
   applying_sn = next_sn - 1;
-  active_gen_first_sn = next_sn;
-  // The journal restarts after everything replayed: no replay will start
-  // before next_sn again, so no tombstone is needed any more.
+  // (the replayed writes are in the active generation)
+  active_gen_first_sn = first_live;
+  // No replay will start before first_live again, so no tombstone of a
+  // merge before it is needed any more.
   r = colls.load_tombstones(files.get());
   if (r < 0) {
     // (they stay on disk, harmless, until a later mount reads them)
     dout(1) << "cannot list merge tombstones: " << cpp_strerror(r) << dendl;
   }
-  colls.trim_tombstones(files.get(), next_sn);
+  colls.trim_tombstones(files.get(), first_live);
   finisher.start();
   _start_threads();
   mounted = true;
@@ -688,14 +734,23 @@ int MIMStore::umount()
   ceph_assert(mounted);
   dout(1) << "umount" << dendl;
   sequencer.wait_applied_all();
-  int r = _flush_everything();
+  // Merging on, the window stays in the journal for the next mount to
+  // index again (docs/store.md "Replay"): the stop costs a sync, not the
+  // write back of the window. flush_journal writes it back.
+  const bool keep = conf.merge && !umount_writes_back;
+  int r = keep ? 0 : _flush_everything();
   _unregister_admin();
+  // (the sync thread syncs once more as it stops: every direct part)
   _stop_threads();
   finisher.wait_for_empty();
   finisher.stop();
   sn_t next_sn = sequencer.next_sn();
   bool clean = r == 0 && durability.checkpoint() == next_sn;
-  if (!clean) {
+  if (keep && r == 0 && !clean) {
+    dout(1) << "umount keeps the merge window: journal from sn "
+            << durability.checkpoint() << " to " << next_sn - 1
+            << " for the next mount" << dendl;
+  } else if (!clean) {
     derr << "umount is not clean (checkpoint " << durability.checkpoint()
          << ", next sn " << next_sn << ", r " << r << "): the next mount "
          << "replays the journal" << dendl;
@@ -730,7 +785,10 @@ int MIMStore::flush_journal()
   if (r < 0) {
     return r;
   }
-  return umount();
+  umount_writes_back = true;
+  r = umount();
+  umount_writes_back = false;
+  return r;
 }
 
 int MIMStore::dump_journal(std::ostream& out)

@@ -134,7 +134,14 @@ class MIMStore : public ObjectStore {
   bool allows_journal() override { return true; }
   bool needs_journal() override { return true; }
   int mount() override;
+  /// Merging on, umount leaves the merge window in the journal for the
+  /// next mount to index again (a stop costs a sync, not a write back);
+  /// flush_journal() and write_back_all() before it write it back.
   int umount() override;
+  /// Write every cached byte back to its file and make everything applied
+  /// durable (the admin socket's `mimstore flush`): an umount right after
+  /// leaves the journal clean.
+  int write_back_all() { return _flush_everything(); }
   int fsck(bool deep) override;
   int flush_journal() override;
   int dump_journal(std::ostream& out) override;
@@ -456,6 +463,12 @@ class MIMStore : public ObjectStore {
   /// The store at mount time was not cleanly unmounted (so replay may find
   /// operations partly applied; guards are consulted).
   bool replaying = false;
+  /// This mount's replay kept the merge window (mount thread, then
+  /// constant).
+  bool keep_window = false;
+  /// umount writes the merge window back (flush_journal) instead of
+  /// leaving it in the journal.
+  bool umount_writes_back = false;
   /// mimstore_format >= 2: every object file got a birth mark at its
   /// create, so one without is a create the power cut left incomplete.
   bool births_complete = false;

@@ -16,6 +16,7 @@
 #include "global/global_context.h"
 #include "log/Log.h"
 #include "include/stringify.h"
+#include "os/mimstore/MIMStore.h"
 
 namespace mimtest {
 
@@ -74,6 +75,13 @@ std::unique_ptr<ObjectStore> make_store(const StoreDir& d,
                                         const std::string& type)
 {
   return ObjectStore::create(g_ceph_context, type, d.data, d.journal);
+}
+
+int write_back_and_umount(ObjectStore* s)
+{
+  int r = static_cast<MIMStore*>(s)->write_back_all();
+  int u = s->umount();
+  return r < 0 ? r : u;
 }
 
 int apply(ObjectStore* s, ObjectStore::CollectionHandle& ch,

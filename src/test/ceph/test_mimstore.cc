@@ -150,7 +150,7 @@ void remount_marking(ObjectStore* s, ObjectStore::CollectionHandle* ch,
                      std::optional<CounterMark>* mark)
 {
   ch->reset();
-  ASSERT_EQ(0, s->umount());
+  ASSERT_EQ(0, write_back_and_umount(s));
   mark->emplace(s, counters);
   ASSERT_EQ(0, s->mount());
   *ch = s->open_collection(CID);
@@ -420,7 +420,7 @@ TEST(MIMStoreFsck, FindsStrayFilesAndOrphanOmap)
     ASSERT_EQ(0, apply(s.get(), ch, std::move(t)));
   }
   ch.reset();
-  ASSERT_EQ(0, s->umount());
+  ASSERT_EQ(0, write_back_and_umount(s.get()));
   EXPECT_EQ(0, s->fsck(false));
   EXPECT_EQ(0, s->fsck(true));
 
@@ -906,12 +906,73 @@ TEST(MIMStoreJournalTools, DumpJournalListsUnreplayedEntries)
   }
   EXPECT_NE(std::string::npos, dump.find("  end: ")) << dump;
 
-  ASSERT_EQ(0, s->mount());
-  ASSERT_EQ(0, s->umount());
+  // ceph-osd --flush-journal: replayed, written back, a clean journal
+  ASSERT_EQ(0, s->flush_journal());
   dump = dump_journal_of(s.get(), &r);
   ASSERT_EQ(0, r) << dump;
   EXPECT_TRUE(dump_says_clean(dump)) << dump;
   EXPECT_EQ(0u, dumped_entries(dump).size()) << dump;
+}
+
+// Merging on, umount leaves the merge window in the journal and the next
+// mount indexes it again (its writes merged, not written through): across
+// two such stops the data reads back. write_back_all then leaves a clean
+// journal that replays nothing. Merging off, every umount is clean.
+TEST_P(MIMStoreMerge, UmountKeepsTheWindowForTheNextMount)
+{
+  for (bool in_journal : {false, true}) {
+    SCOPED_TRACE(in_journal ? "data in the journal" : "data in memory");
+    Conf c = base_conf(GetParam());
+    long_intervals(c);
+    c.set("mimstore_merge_data_in_journal", in_journal ? "true" : "false");
+    const bool merge = GetParam();
+    StoreDir d;
+    auto s = make_store(d);
+    ObjectStore::CollectionHandle ch;
+    ASSERT_NO_FATAL_FAILURE(start_with_collection(s.get(), CID, &ch));
+    std::map<std::string, std::string> want;
+    auto write_round = [&](int round) {
+      for (int i = 0; i < 48; ++i) {
+        const std::string name = "o" + std::to_string(i % 6);
+        const uint64_t off = ((i * 5 + round) % 8) * 4096;
+        bufferlist bl = pattern(4096, char(round * 50 + i));
+        std::string& w = want[name];
+        if (w.size() < off + 4096) {
+          w.resize(off + 4096, '\0');
+        }
+        memcpy(w.data() + off, bl.c_str(), 4096);
+        Transaction t;
+        t.write(CID, obj(name), off, 4096, bl);
+        ASSERT_EQ(0, apply(s.get(), ch, std::move(t)));
+      }
+    };
+    auto remount_and_check = [&](bool write_back, bool expect_replay) {
+      ch.reset();
+      ASSERT_EQ(0, write_back ? write_back_and_umount(s.get()) : s->umount());
+      int r;
+      std::string dump = dump_journal_of(s.get(), &r);
+      ASSERT_EQ(0, r) << dump;
+      EXPECT_EQ(!expect_replay, dump_says_clean(dump)) << dump;
+      CounterMark m(s.get(), {l_mimstore_replayed, l_mimstore_merged});
+      ASSERT_EQ(0, s->mount());
+      EXPECT_EQ(expect_replay, m.since(l_mimstore_replayed) > 0);
+      // replayed writes go back into the cache, not to their files
+      EXPECT_EQ(expect_replay, m.since(l_mimstore_merged) > 0);
+      ch = s->open_collection(CID);
+      ASSERT_TRUE(ch);
+      for (const auto& [name, w] : want) {
+        ASSERT_EQ("", first_diff(w, read_all(s.get(), ch, obj(name))))
+          << name;
+      }
+    };
+    ASSERT_NO_FATAL_FAILURE(write_round(0));
+    ASSERT_NO_FATAL_FAILURE(remount_and_check(false, merge));
+    ASSERT_NO_FATAL_FAILURE(write_round(1));
+    ASSERT_NO_FATAL_FAILURE(remount_and_check(false, merge));
+    ASSERT_NO_FATAL_FAILURE(remount_and_check(true, false));
+    ch.reset();
+    ASSERT_EQ(0, s->umount());
+  }
 }
 
 // flush_journal replays an unclean journal into the object files and
@@ -969,7 +1030,7 @@ TEST(MIMStoreMergeEffect, FewerWriteIOsWithMerge)
     }
     ASSERT_EQ(0, q.wait_all());
     ch.reset();
-    ASSERT_EQ(0, s->umount());  // flushes everything
+    ASSERT_EQ(0, write_back_and_umount(s.get()));
     ios[merge] = perf_counter(s.get(), l_mimstore_writeback_ios);
   }
   std::cout << "writeback write calls for 4000 random 4 KiB writes: merge "
@@ -1023,7 +1084,7 @@ TEST(MIMStoreMergeEffect, FlushOrdersObjectsByDiskAddress)
       ASSERT_EQ(0, q.wait_all());
     }
     ch.reset();
-    ASSERT_EQ(0, s->umount());  // flushes everything
+    ASSERT_EQ(0, write_back_and_umount(s.get()));
     EXPECT_EQ(16, m->since(l_mimstore_flush_objects));
     // The test directory's filesystem must answer FIEMAP (ext4 and XFS do;
     // tmpfs does not, and then nothing can be placed).
@@ -1101,7 +1162,7 @@ TEST_P(MIMStoreJournalData, MergedWritesAreFoundInTheJournal)
   }
   ASSERT_EQ(0, q.wait_all());
   ch.reset();
-  ASSERT_EQ(0, s->umount());  // writes everything back (checked)
+  ASSERT_EQ(0, write_back_and_umount(s.get()));  // every extent checked
   const int64_t merged = perf_counter(s.get(), l_mimstore_merged);
   std::cout << "merged " << merged << ", located in the journal "
             << perf_counter(s.get(), l_mimstore_merged_in_journal)
@@ -1226,7 +1287,7 @@ TEST(MIMStoreMergeEffect, PacedWritebackKeepsData)
   std::map<ghobject_t, std::string> want;
   ASSERT_NO_FATAL_FAILURE(random_4k_writes(s.get(), ch, 3000, 8, 7, &want));
   ch.reset();
-  ASSERT_EQ(0, s->umount());  // flushes everything through the window
+  ASSERT_EQ(0, write_back_and_umount(s.get()));  // through the window
   EXPECT_GT(perf_counter(s.get(), l_mimstore_flush_window_waits), 0);
   ASSERT_NO_FATAL_FAILURE(expect_after_remount(s.get(), want));
 }
@@ -1277,7 +1338,7 @@ TEST(MIMStoreMergeEffect, GapsNotInMemoryAreNotJoined)
       &m));
     ASSERT_NO_FATAL_FAILURE(write_all(false));
     ch.reset();
-    ASSERT_EQ(0, s->umount());  // flushes everything
+    ASSERT_EQ(0, write_back_and_umount(s.get()));
     EXPECT_EQ(slow ? 0 : 4, m->since(l_mimstore_flush_gaps_filled));
     EXPECT_EQ(slow ? 4 : 0, m->since(l_mimstore_flush_gaps_uncached));
     EXPECT_EQ(slow ? 32 : 4, m->since(l_mimstore_flush_ios));

@@ -88,7 +88,8 @@ std::pair<int, int> run_writer(const StoreDir& d, const std::string& spec,
       }
     }
     ch.reset();
-    s->umount();
+    // (merging on, the data files are written here: the window back)
+    write_back_and_umount(s.get());
     _exit(0);
   }
   close(pfd[1]);

@@ -125,6 +125,26 @@ TEST(Durability, ReleasedPartIsDurableOnlyAfterASync)
   EXPECT_EQ(std::vector<sn_t>{2}, r.moved_so_far());
 }
 
+TEST(Durability, AMountForgetsWhatTheLastOneHeld)
+{
+  // A store object mounted again after an umount that left its merge
+  // window in the journal: the replay holds those sns anew, so the holds
+  // of the last mount must not stay (they would pin the checkpoint).
+  mim::Durability d;
+  d.reset_checkpoint(1);
+  d.hold(1);
+  d.hold(2);
+  d.release_after_sync(2);
+  ASSERT_EQ(2u, d.sns_held());
+  d.reset_checkpoint(1);
+  EXPECT_EQ(0u, d.sns_held());
+  EXPECT_EQ(0u, d.parts_unsynced());
+  d.hold(1);
+  d.release_after_sync(1);
+  EXPECT_EQ(1u, d.sns_held());
+  EXPECT_EQ(1u, d.parts_unsynced());
+}
+
 TEST(Durability, AnSnIsDurableWhenAllItsPartsAre)
 {
   Running r;

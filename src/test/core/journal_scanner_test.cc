@@ -635,6 +635,61 @@ TEST(JournalScan, InFlightBatchOfPreviousMountIsNotReplayedAfterRegeneration)
   EXPECT_EQ(5u, rf.next_sn);
 }
 
+TEST(JournalScan, KeptGenerationErasesInFlightBatchesFirst)
+{
+  // The window a mount keeps: the next writer goes on in the same
+  // generation after the replayed entries, which stay replayable. The
+  // batch that landed after the torn one is found beyond the end and
+  // erased before the first new write; without that, it is replayed as
+  // sns 5..6 (the flaw of InFlightBatchOfPreviousMountIsNotReplayed...).
+  MemJournal j(128 * KB, 4096, 0x111);
+  j.write_batch(payloads(2, 100, 'a'));                  // 1..2
+  uint64_t off3 = j.write_batch(payloads(2, 100, 'b'));  // 3..4 (torn)
+  uint64_t off5 = j.write_batch(payloads(2, 100, 'c'), 2);  // 5..6 landed
+  j.write_batch(payloads(1, 5000, 'd'), 2);  // 7, two blocks, landed
+  memset(&j.dev[off3], 0, 512);
+  ScanResult r;
+  ASSERT_EQ(0, j.scan(&r)) << r.detail;
+  ASSERT_EQ(ScanResult::CLEAN_END, r.end) << r.detail;
+  ASSERT_TRUE(keeps_generation(r, 4096));
+  ASSERT_EQ(2u, r.in_flight_offs.size());
+  EXPECT_EQ(off5, r.in_flight_offs[0]);
+
+  MemJournal m = j;
+  for (uint64_t off : r.in_flight_offs) {
+    memset(&m.dev[off], 0, 4096);
+  }
+  m.head = r.end_off;
+  m.next_sn = r.next_sn;
+  m.write_batch({"new3", "new4"});
+  ScanResult r2;
+  ASSERT_EQ(0, m.scan(&r2)) << r2.detail;
+  EXPECT_EQ(ScanResult::CLEAN_END, r2.end) << r2.detail;
+  ASSERT_EQ(4u, r2.entries);  // 1..2 kept, then the new 3..4
+  EXPECT_EQ("new3", m.replayed[2].second);
+  EXPECT_EQ(5u, r2.next_sn);
+  EXPECT_TRUE(r2.in_flight_offs.empty());
+}
+
+TEST(JournalScan, GenerationIsNotKeptWhereTheScanEndsInsideABlock)
+{
+  MemJournal j(128 * KB, 4096);
+  j.write_batch(payloads(3, 100, 'a'));                      // 1..3
+  uint64_t off4 = j.write_batch(payloads(3, 2000, 'k'), 3);  // 4..6
+  memset(&j.dev[off4 + 4096], 0, 4096);
+  ScanResult r;
+  ASSERT_EQ(0, j.scan(&r)) << r.detail;
+  EXPECT_FALSE(keeps_generation(r, 4096));
+  ScanOptions unchecked;
+  unchecked.check_acked = false;
+  MemJournal k(64 * KB, 4096);
+  k.write_batch(payloads(2, 100, 'a'));
+  ASSERT_EQ(0, k.scan(&r, unchecked)) << r.detail;
+  EXPECT_FALSE(keeps_generation(r, 4096)) << "nothing searched beyond";
+  ASSERT_EQ(0, k.scan(&r)) << r.detail;
+  EXPECT_TRUE(keeps_generation(r, 4096));
+}
+
 // ---- a writer over many laps, scanned at random points ---------------------
 
 TEST(JournalScan, RandomizedLapsReplayExactlyFromCheckpoint)

@@ -34,6 +34,13 @@ void Durability::release_after_sync(const std::vector<sn_t>& sns)
 
 void Durability::reset_checkpoint(sn_t first)
 {
+  // A mount starts from nothing held: what a previous mount of this object
+  // still held (a window it left in the journal) is replayed and held anew.
+  {
+    std::lock_guard l(parts_lock);
+    holds = SnCounts();
+    unsynced.clear();
+  }
   tracker.reset(first);
 }
 

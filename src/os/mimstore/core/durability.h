@@ -101,7 +101,9 @@ class Durability {
   /// that starts after this call. REQUIRES: a hold of sn.
   void release_after_sync(sn_t sn);
   void release_after_sync(const std::vector<sn_t>& sns);
-  /// Mount, after replay: every sn below `first` is durable.
+  /// Mount: every sn below `first` is durable and nothing is held (what
+  /// an earlier mount held is forgotten). REQUIRES: the sync thread is
+  /// not running.
   void reset_checkpoint(sn_t first);
   /// The smallest sn not yet durable.
   sn_t checkpoint() const { return tracker.checkpoint(); }

@@ -106,13 +106,18 @@ bool all_zero(const char* p, size_t n)
 }
 
 /// Look at every block-aligned offset of the area, one lap starting after
-/// `from`, for a crc-valid entry of this generation whose committed_up_to
-/// covers `expected`. Returns 1 if found (fills out), 0 if not, <0 on error.
-int find_acked_evidence(const JournalHeader& h, const JournalGeometry& g,
-                        AreaReader& rd, uint64_t from, sn_t expected,
-                        ScanResult* out)
+/// `from`, for crc-valid entries of this generation. One whose
+/// committed_up_to covers `expected` is evidence that acknowledged data
+/// cannot be replayed (returns 1 and fills out for the first). One with
+/// sn >= expected was in flight at a crash and landed beyond the end
+/// (out->in_flight_offs): a writer that keeps this generation erases it
+/// first. Returns 1 if evidence was found, 0 if not, <0 on error.
+int search_beyond_end(const JournalHeader& h, const JournalGeometry& g,
+                      AreaReader& rd, uint64_t from, sn_t expected,
+                      ScanResult* out)
 {
   const uint64_t bs = g.block_size;
+  int found = 0;
   uint64_t q = g.normalize(align_up(from, bs));
   for (uint64_t i = 0; i < g.area_len() / bs; ++i, q = g.normalize(q + bs)) {
     const char* hp;
@@ -122,7 +127,7 @@ int find_acked_evidence(const JournalHeader& h, const JournalGeometry& g,
     }
     EntryHeader eh;
     if (!decode_entry_header(hp, &eh) || eh.generation != h.generation ||
-        eh.committed_up_to < expected ||
+        (eh.committed_up_to < expected && eh.sn < expected) ||
         (eh.type != ENTRY_TXN && eh.type != ENTRY_WRAP)) {
       continue;
     }
@@ -138,15 +143,27 @@ int find_acked_evidence(const JournalHeader& h, const JournalGeometry& g,
     if (entry_crc(hp, payload) != eh.crc) {
       continue;
     }
-    out->corrupt_acked_off = q;
-    out->corrupt_acked_sn = eh.sn;
-    out->acked_up_to = eh.committed_up_to;
-    return 1;
+    if (eh.sn >= expected) {
+      out->in_flight_offs.push_back(q);
+    }
+    if (eh.committed_up_to >= expected && !found) {
+      out->corrupt_acked_off = q;
+      out->corrupt_acked_sn = eh.sn;
+      out->acked_up_to = eh.committed_up_to;
+      found = 1;
+    }
   }
-  return 0;
+  out->searched_beyond_end = true;
+  return found;
 }
 
 }  // anonymous namespace
+
+bool keeps_generation(const ScanResult& r, uint32_t block_size)
+{
+  return r.searched_beyond_end && r.end != ScanResult::CORRUPT_ACKED &&
+         !r.stopped_by_callback && r.end_off % block_size == 0;
+}
 
 const char* scan_end_name(ScanResult::End e)
 {
@@ -249,7 +266,7 @@ int finish_scan(const JournalHeader& h, const JournalGeometry& g,
     out->corrupt_acked_sn = 0;
     out->acked_up_to = h.committed_up_to;
   } else if (opts.check_acked) {
-    int r = find_acked_evidence(h, g, rd, p, expected, out);
+    int r = search_beyond_end(h, g, rd, p, expected, out);
     if (r < 0) {
       return r;
     }

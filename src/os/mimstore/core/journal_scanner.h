@@ -24,6 +24,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/journal_format.h"
 #include "core/types.h"
@@ -63,7 +64,24 @@ struct ScanResult {
   uint64_t corrupt_acked_off = 0;  ///< evidence entry, or EVIDENCE_IN_HEADER
   sn_t corrupt_acked_sn = 0;       ///< evidence entry's sn (0 for header)
   sn_t acked_up_to = 0;            ///< its committed_up_to (>= next_sn)
+
+  /// Whether the area beyond the end was searched (opts.check_acked and
+  /// the header's committed_up_to below next_sn), and what it found:
+  /// the block-aligned offsets of crc-valid entries of this generation with
+  /// sn >= next_sn, from batches that were in flight at a crash and landed
+  /// after one that did not. See keeps_generation().
+  bool searched_beyond_end = false;
+  std::vector<uint64_t> in_flight_offs;
 };
+
+/// Whether the next writer may go on in this generation from where the
+/// scan ended, so that the replayed entries stay replayable (the window a
+/// mount keeps, docs/journal-format.md "Generations"): the area beyond the
+/// end was searched, nothing acknowledged is missing, and the end is at a
+/// block boundary (a batch torn between two of its entries ends inside a
+/// block, where no batch can start). The writer must first erase the
+/// entries at in_flight_offs (a zero block at each).
+bool keeps_generation(const ScanResult& r, uint32_t block_size);
 
 /// Reads [off, off+len) of the journal into buf. The scanner only asks for
 /// block-aligned off and len into a block-aligned buf, so an O_DIRECT fd
