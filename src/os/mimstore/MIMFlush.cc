@@ -545,6 +545,12 @@ std::vector<MIMStore::FlushItem> MIMStore::_writeback_order()
   return items;
 }
 
+bool MIMStore::_stop_leaves_window()
+{
+  std::lock_guard l(bg_lock);
+  return bg_stop && conf.merge && !umount_writes_back;
+}
+
 void MIMStore::_flush_frozen()
 {
   // One pass over the frozen generation in _writeback_order, each object
@@ -554,6 +560,16 @@ void MIMStore::_flush_frozen()
   const auto order = _writeback_order();
   pacer.sweep_started(order.size(), _mono_secs());
   for (const FlushItem& item : order) {
+    if (_stop_leaves_window()) {
+      // umount keeps the window: the rest of this generation stays in the
+      // journal, held, for the next mount to index again (its frozen
+      // generation goes with the cache).
+      dout(1) << "stopping: " << order.size() - visited << " of "
+              << order.size() << " objects of the generation left in the "
+              << "journal" << dendl;
+      _end_writeback_window();
+      return;
+    }
     pacer.sweep_progress(visited++);
     {
       mim::ObjectState st;

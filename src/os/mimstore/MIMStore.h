@@ -297,6 +297,9 @@ class MIMStore : public ObjectStore {
   };
   static constexpr uint64_t UNPLACED = UINT64_MAX;
   std::vector<FlushItem> _writeback_order();
+  /// The threads are stopping for an umount that keeps the merge window:
+  /// a sweep under way ends at the next object.
+  bool _stop_leaves_window();
   void _flush_frozen();
   /// Whose bytes a write back writes: a frozen generation's (the flush:
   /// counted in flush_ios/bytes and handed to the disk after the object
@@ -467,7 +470,8 @@ class MIMStore : public ObjectStore {
   /// constant).
   bool keep_window = false;
   /// umount writes the merge window back (flush_journal) instead of
-  /// leaving it in the journal.
+  /// leaving it in the journal. Set on the mount thread before umount; the
+  /// flush thread reads it under bg_lock once umount has set bg_stop.
   bool umount_writes_back = false;
   /// mimstore_format >= 2: every object file got a birth mark at its
   /// create, so one without is a create the power cut left incomplete.
