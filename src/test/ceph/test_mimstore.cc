@@ -322,6 +322,36 @@ TEST_P(MIMStoreMerge, UncleanStopReplays)
   ASSERT_EQ(0, s->umount());
 }
 
+// Three unclean stops in a row, each mount writing more after its replay:
+// merging on, each mount keeps the window it replayed and writes after it
+// in the same journal generation, so the last mount replays the writes of
+// all three lives (nothing was written back: the intervals are long).
+// Merging off, each mount writes its replay through and starts empty.
+TEST_P(MIMStoreMerge, ChainedUncleanStopsKeepOneWindow)
+{
+  Conf c = base_conf(GetParam());
+  long_intervals(c);
+  StoreDir d;
+  {
+    auto s = make_store(d);
+    ASSERT_EQ(0, s->mkfs());
+  }
+  ASSERT_EQ(99, commit_then_die(d, 0, 100));
+  ASSERT_EQ(199, commit_then_die(d, 100, 100));
+  ASSERT_EQ(299, commit_then_die(d, 200, 100));
+  auto s = make_store(d);
+  ASSERT_EQ(0, s->mount());
+  const int64_t replayed = perf_counter(s.get(), l_mimstore_replayed);
+  if (GetParam()) {
+    EXPECT_GE(replayed, 300);
+  } else {
+    EXPECT_GE(replayed, 100);
+    EXPECT_LT(replayed, 200);
+  }
+  ASSERT_NO_FATAL_FAILURE(expect_committed(s.get(), 299));
+  ASSERT_EQ(0, s->umount());
+}
+
 // The same random transactions on memstore and mimstore, with remounts of
 // mimstore in between; the full observable state must be identical.
 TEST_P(MIMStoreMerge, DifferentialAgainstMemstore)
