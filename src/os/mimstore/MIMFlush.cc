@@ -268,7 +268,11 @@ void MIMStore::_wait_for_cache_room(uint64_t bytes)
   // for the room the flush frees object by object. A direct write would
   // first have to write the object's cached extents, synchronously, behind
   // the flush's backlog on the disk: much slower than waiting.
-  if (!conf.merge || !bytes) {
+  // With the data in the journal the memory is the index, and the journal
+  // bounds the window (pressure, pacer, backoff): no wait. The cache can
+  // be over cache_cap after a mount that kept a window larger than half
+  // the journal; the MEMORY_CAP trigger freezes it at the first apply.
+  if (!conf.merge || !bytes || conf.merge_data_in_journal) {
     return;
   }
   const uint64_t cap = cache_cap;
