@@ -26,7 +26,7 @@ int AdminHook::call(std::string_view command, const cmdmap_t& cmdmap,
     return 0;
   }
   if (command == "mimstore flush") {
-    int r = store->_flush_everything();
+    int r = store->write_back_all();
     f->open_object_section("mimstore_flush");
     f->dump_int("result", r);
     f->close_section();

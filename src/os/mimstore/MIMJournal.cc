@@ -257,9 +257,8 @@ int MIMJournal::replay(const ApplyFn& apply, sn_t* next_sn, std::ostream& err)
           << res.next_sn << "): is another process writing it?";
       return -EIO;
     }
-    res.end = checked.end;
-    res.searched_beyond_end = checked.searched_beyond_end;
-    res.in_flight_offs = std::move(checked.in_flight_offs);
+    // the same walk: the check's result also has what lies beyond the end
+    res = std::move(checked);
     checked_valid = false;
   } else {
     r = judge_scan_end(res, err);

@@ -480,7 +480,6 @@ int MIMStore::_replay_journal()
         applying_txc = &replayed;
         durability.hold(sn);
       }
-      applying_sn = sn;
       uint32_t trans_num = 0;
       for (auto& t : tls) {
         _do_transaction(t, sn, trans_num++);

@@ -151,6 +151,17 @@ std::vector<std::string> payloads(int n, size_t len, char fill)
 
 constexpr uint64_t KB = 1024;
 
+/// Sns 1..3, then a batch of sns 4..6 (2000-byte payloads, two blocks)
+/// whose second block never landed: the scan ends inside that batch, after
+/// sn 4, at an offset that is not block aligned. Returns the batch's offset.
+uint64_t write_torn_between_entries(MemJournal& j)
+{
+  j.write_batch(payloads(3, 100, 'a'));
+  const uint64_t off4 = j.write_batch(payloads(3, 2000, 'k'), 3);
+  memset(&j.dev[off4 + 4096], 0, 4096);
+  return off4;
+}
+
 }  // anonymous namespace
 
 TEST(JournalScan, EmptyJournalIsCleanEnd)
@@ -375,9 +386,7 @@ TEST(JournalScan, RestartAfterATornBatchIsBlockAligned)
   // place_batch any other head), past the torn bytes, which were never
   // acknowledged.
   MemJournal j(128 * KB, 4096);
-  j.write_batch(payloads(3, 100, 'a'));                      // 1..3
-  uint64_t off4 = j.write_batch(payloads(3, 2000, 'k'), 3);  // 4..6
-  memset(&j.dev[off4 + 4096], 0, 4096);  // its 2nd block never landed
+  const uint64_t off4 = write_torn_between_entries(j);
   ScanResult r;
   ASSERT_EQ(0, j.scan(&r)) << r.detail;
   ASSERT_EQ(off4 + 2048, r.end_off);
@@ -674,9 +683,7 @@ TEST(JournalScan, KeptGenerationErasesInFlightBatchesFirst)
 TEST(JournalScan, GenerationIsNotKeptWhereTheScanEndsInsideABlock)
 {
   MemJournal j(128 * KB, 4096);
-  j.write_batch(payloads(3, 100, 'a'));                      // 1..3
-  uint64_t off4 = j.write_batch(payloads(3, 2000, 'k'), 3);  // 4..6
-  memset(&j.dev[off4 + 4096], 0, 4096);
+  write_torn_between_entries(j);
   ScanResult r;
   ASSERT_EQ(0, j.scan(&r)) << r.detail;
   EXPECT_FALSE(keeps_generation(r, 4096));

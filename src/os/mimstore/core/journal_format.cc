@@ -296,8 +296,7 @@ JournalHeader header_after_replay(const JournalHeader& h, const ScanResult& r,
   // 8-aligned offset: the rest of that block was never acknowledged, and
   // batches (so start_off and the writer's head) start block aligned.
   const JournalGeometry g(h);
-  n.start_off = g.normalize((r.end_off + g.block_size - 1) / g.block_size *
-                            g.block_size);
+  n.start_off = g.normalize(align_up(r.end_off, g.block_size));
   n.start_sn = r.next_sn;
   n.committed_up_to = r.next_sn - 1;
   return n;
