@@ -15,7 +15,13 @@
  * the same transactions: the store must equal the reference after exactly
  * k transactions, k at least the number acknowledged (nothing acknowledged
  * is lost, nothing half applied). Every third crash point also crashes the
- * first remount (a second power loss in the middle of replay).
+ * first remount (a second power loss in the middle of replay). Every third
+ * other one lives on: after the check, a second child mounts again and
+ * runs the rest of the workload from the state found, and crashes too.
+ * With merging on, the mounts keep the merge window (docs/store.md,
+ * "Replay"), so the last mount replays the first life's writes and the
+ * second's from one journal generation, across two crashes and the
+ * check's clean stop between them.
  *
  * The workload (RandomTxns) has every op kind the OSD sends, PG split and
  * merge and PG-deletion-like sequences among them.
@@ -34,6 +40,8 @@
  */
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <functional>
 
 #include <gtest/gtest.h>
 
@@ -88,10 +96,10 @@ Conf crash_conf(CrashMode m)
                {"mimstore_max_flush_interval", "0.02"}});
 }
 
-/// Child: mount with the fault spec, run the workload, report commits on
-/// `fd` (int32 index each; -1000-io_count at a clean end). Never returns.
-[[noreturn]] void child_run(const StoreDir& d, const std::string& spec,
-                            uint64_t seed, int fd)
+/// In a child: the store at `d` mounted (replaying) with the fault spec;
+/// exits 3 if the mount fails.
+std::unique_ptr<ObjectStore> child_mount(const StoreDir& d,
+                                         const std::string& spec)
 {
   g_ceph_context->_conf.set_val_or_die("mimstore_debug_fault", spec);
   g_ceph_context->_conf.apply_changes(nullptr);
@@ -99,6 +107,15 @@ Conf crash_conf(CrashMode m)
   if (s->mount() != 0) {
     _exit(3);
   }
+  return s;
+}
+
+/// Child: mount with the fault spec, run the workload, report commits on
+/// `fd` (int32 index each; -1000-io_count at a clean end). Never returns.
+[[noreturn]] void child_run(const StoreDir& d, const std::string& spec,
+                            uint64_t seed, int fd)
+{
+  auto s = child_mount(d, spec);
   RandomTxns gen(seed);
   std::map<coll_t, ObjectStore::CollectionHandle> ch;
   for (auto& c : gen.collections()) {
@@ -152,8 +169,11 @@ struct ChildResult {
   int status = 0;
 };
 
-ChildResult run_child(const StoreDir& d, const std::string& spec,
-                      uint64_t seed)
+/// Fork `child` (which never returns) with the write end of a pipe, and
+/// collect what it reports there: commits (int32 index each; `acked`
+/// counts from the given value) and -1000-io_count at a clean end.
+ChildResult run_reporting_child(const std::function<void(int)>& child,
+                                int acked)
 {
   int pfd[2];
   ceph_assert(pipe(pfd) == 0);
@@ -161,10 +181,12 @@ ChildResult run_child(const StoreDir& d, const std::string& spec,
   ceph_assert(pid >= 0);
   if (pid == 0) {
     close(pfd[0]);
-    child_run(d, spec, seed, pfd[1]);
+    child(pfd[1]);
+    _exit(5);  // (children exit themselves)
   }
   close(pfd[1]);
   ChildResult r;
+  r.acked = acked;
   int32_t v;
   while (read(pfd[0], &v, sizeof(v)) == sizeof(v)) {
     if (v <= -1000) {
@@ -176,6 +198,66 @@ ChildResult run_child(const StoreDir& d, const std::string& spec,
   close(pfd[0]);
   waitpid(pid, &r.status, 0);
   return r;
+}
+
+ChildResult run_child(const StoreDir& d, const std::string& spec,
+                      uint64_t seed)
+{
+  return run_reporting_child(
+    [&](int fd) { child_run(d, spec, seed, fd); }, 0);
+}
+
+/// Child of a second life: mount (replaying what the first left) with the
+/// fault spec, then run the workload's transactions from index `from` on
+/// (the first life's store was found equal to the reference after `from`),
+/// reporting commits on `fd` as child_run does (absolute indexes).
+[[noreturn]] void child_continue(const StoreDir& d, const std::string& spec,
+                                 uint64_t seed, size_t from, int fd)
+{
+  auto s = child_mount(d, spec);
+  // The same list as Reference: the setup, then TXNS generated ones.
+  RandomTxns gen(seed);
+  std::vector<Transaction> txns = gen.setup();
+  std::vector<std::vector<coll_t>> created(txns.size());
+  for (int k = 0; k < TXNS; ++k) {
+    created.emplace_back();
+    txns.push_back(gen.next(&created.back()));
+  }
+  std::map<coll_t, ObjectStore::CollectionHandle> ch;
+  for (auto& c : gen.collections()) {
+    ch[c] = s->create_new_collection(c);
+  }
+  auto first = ch.begin()->second;
+  for (size_t k = from; k < txns.size();) {
+    std::vector<std::unique_ptr<C_SaferCond>> done;
+    const size_t group = k;
+    for (int j = 0; j < 4 && k < txns.size(); ++j, ++k) {
+      for (auto& nc : created[k]) {
+        s->create_new_collection(nc);
+      }
+      done.push_back(std::make_unique<C_SaferCond>());
+      txns[k].register_on_commit(done.back().get());
+      s->queue_transaction(first, std::move(txns[k]));
+    }
+    for (size_t j = 0; j < done.size(); ++j) {
+      done[j]->wait();
+      int32_t v = int32_t(group + j);
+      if (write(fd, &v, sizeof(v)) != sizeof(v)) {
+        _exit(4);
+      }
+    }
+  }
+  ch.clear();
+  first.reset();
+  s->umount();
+  _exit(0);
+}
+
+ChildResult run_child_continue(const StoreDir& d, const std::string& spec,
+                               uint64_t seed, size_t from)
+{
+  return run_reporting_child(
+    [&](int fd) { child_continue(d, spec, seed, from, fd); }, int(from));
 }
 
 /// Child: mount (replaying the journal) with the fault spec, which may
@@ -256,6 +338,64 @@ class Reference {
   std::vector<StoreState> states;
 };
 
+/// Whether `got` equals the reference after exactly k transactions for
+/// some k >= acked; sets *k to the first. Empty when it does, else what
+/// differs: from the states just after the acknowledged prefix, and for
+/// each differing object which reference states each part matches (tells
+/// a lost write, an older state, from a foreign one, no state).
+std::string check_state(Reference& ref, const StoreState& got, size_t acked,
+                        size_t* k_found)
+{
+  std::string near_diffs;
+  for (size_t k = acked; k <= ref.total(); ++k) {
+    std::string diff = diff_state(ref.after(k), got);
+    if (diff.empty()) {
+      *k_found = k;
+      return "";
+    }
+    if (k < acked + 4) {
+      // the replayed but unacknowledged transactions may be among them
+      near_diffs += "\n  after " + std::to_string(k) + ": " + diff;
+    }
+  }
+  std::string hint;
+  for (auto& [cid, objs] : got) {
+    for (auto& [o, st] : objs) {
+      auto& want = ref.after(acked);
+      auto pc = want.find(cid);
+      if (pc != want.end() && pc->second.count(o) &&
+          pc->second.at(o) == st) {
+        continue;
+      }
+      // Each part on its own: a part that matches no state, or only
+      // older ones, is the part that was lost.
+      std::string kdata, kattrs, komap;
+      for (size_t k = 0; k <= ref.total(); ++k) {
+        auto& rs = ref.after(k);
+        auto p2 = rs.find(cid);
+        if (p2 == rs.end() || !p2->second.count(o)) {
+          continue;
+        }
+        const ObjectState& w = p2->second.at(o);
+        if (w.data == st.data) {
+          kdata += " " + std::to_string(k);
+        }
+        if (w.attrs == st.attrs) {
+          kattrs += " " + std::to_string(k);
+        }
+        if (w.omap == st.omap && w.omap_header == st.omap_header) {
+          komap += " " + std::to_string(k);
+        }
+      }
+      hint += "\n  " + stringify(cid) + "/" + stringify(o) +
+        ": equals the reference after k in: data {" + kdata +
+        " }, xattrs {" + kattrs + " }, omap {" + komap + " }";
+    }
+  }
+  return std::to_string(acked) + " transactions acknowledged; the store "
+    "matches no reference state from there on:" + near_diffs + hint;
+}
+
 }  // namespace
 
 class MIMStoreCrash : public ::testing::TestWithParam<CrashMode> {};
@@ -296,6 +436,7 @@ TEST_P(MIMStoreCrash, PowerLossAtWalkingIOPoints)
             << " crash points" << std::endl;
 
   uint64_t acked_total = 0, lost = 0, runs = 0, second_crashes = 0;
+  uint64_t second_lives = 0;
   for (uint64_t p = 0; p < points; ++p) {
     uint64_t n = only ? only : 1 + p * total_io / points + (p % 7);
     std::string trace = "crash point " + stringify(n) + " seed " +
@@ -330,63 +471,10 @@ TEST_P(MIMStoreCrash, PowerLossAtWalkingIOPoints)
     }
     auto s = make_store(d);
     ASSERT_EQ(0, s->mount()) << "remount after the crash failed";
-    StoreState got = dump_state(s.get());
-    // equal to the reference after exactly k transactions, k >= acked
-    bool found = false;
-    std::string near_diffs;
-    for (size_t k = r.acked; k <= ref.total(); ++k) {
-      std::string diff = diff_state(ref.after(k), got);
-      if (diff.empty()) {
-        found = true;
-        break;
-      }
-      if (k < size_t(r.acked) + 4) {
-        // the states just after the acknowledged prefix: the replayed
-        // but unacknowledged transactions may be among them
-        near_diffs += "\n  after " + std::to_string(k) + ": " + diff;
-      }
-    }
-    std::string hint;
-    if (!found) {
-      // Which reference states does each differing object match? Tells a
-      // lost write (an older state) from a foreign one (no state).
-      for (auto& [cid, objs] : got) {
-        for (auto& [o, st] : objs) {
-          auto& want = ref.after(r.acked);
-          auto pc = want.find(cid);
-          if (pc != want.end() && pc->second.count(o) &&
-              pc->second.at(o) == st) {
-            continue;
-          }
-          // Each part on its own: a part that matches no state, or only
-          // older ones, is the part that was lost.
-          std::string kdata, kattrs, komap;
-          for (size_t k = 0; k <= ref.total(); ++k) {
-            auto& rs = ref.after(k);
-            auto p2 = rs.find(cid);
-            if (p2 == rs.end() || !p2->second.count(o)) {
-              continue;
-            }
-            const ObjectState& w = p2->second.at(o);
-            if (w.data == st.data) {
-              kdata += " " + std::to_string(k);
-            }
-            if (w.attrs == st.attrs) {
-              kattrs += " " + std::to_string(k);
-            }
-            if (w.omap == st.omap && w.omap_header == st.omap_header) {
-              komap += " " + std::to_string(k);
-            }
-          }
-          hint += "\n  " + stringify(cid) + "/" + stringify(o) +
-            ": equals the reference after k in: data {" + kdata +
-            " }, xattrs {" + kattrs + " }, omap {" + komap + " }";
-        }
-      }
-    }
-    EXPECT_TRUE(found) << r.acked << " transactions acknowledged; the store "
-                       << "matches no reference state from there on:"
-                       << near_diffs << hint;
+    size_t k = 0;
+    std::string why = check_state(ref, dump_state(s.get()), r.acked, &k);
+    const bool found = why.empty();
+    EXPECT_TRUE(found) << why;
     if (!found) {
       ++lost;
     }
@@ -394,13 +482,43 @@ TEST_P(MIMStoreCrash, PowerLossAtWalkingIOPoints)
     ASSERT_EQ(0, s->umount());
     acked_total += r.acked;
     ++runs;
+    if (found && p % 3 == 2 && k < ref.total()) {
+      // A second life from the state found: new writes after the replayed
+      // ones (in the same journal generation when the window was kept),
+      // then a second power cut at a point of the rest of the workload.
+      const uint64_t rest_io =
+        total_io * (ref.total() - k) / ref.total() + 40;
+      const uint64_t m = 1 + (p * 53 + seed * 17) % rest_io;
+      SCOPED_TRACE("second life from " + stringify(k) + " transactions, "
+                   "crash at its I/O " + stringify(m));
+      auto r2 = run_child_continue(d, "crash_at=" + stringify(m) + ",seed=" +
+                                   stringify(cut_seed + 1000000) +
+                                   ",mode=random" + meta, seed, k);
+      ASSERT_TRUE(WIFEXITED(r2.status)) << "second life died by signal";
+      const int code2 = WEXITSTATUS(r2.status);
+      ASSERT_TRUE(code2 == 77 || code2 == 0) << "second life exit " << code2;
+      auto s2 = make_store(d);
+      ASSERT_EQ(0, s2->mount()) << "remount after the second crash failed";
+      size_t k2 = 0;
+      std::string why2 = check_state(ref, dump_state(s2.get()), r2.acked,
+                                     &k2);
+      EXPECT_TRUE(why2.empty()) << "after the second life: " << why2;
+      if (!why2.empty()) {
+        ++lost;
+      }
+      EXPECT_EQ(0, s2->fsck(false));
+      ASSERT_EQ(0, s2->umount());
+      acked_total += r2.acked - k;
+      ++second_lives;
+    }
     if (only) {
       break;
     }
   }
   std::cout << "crash loop: " << runs << " crashes, " << acked_total
             << " acknowledged transactions in all, " << second_crashes
-            << " second crashes during replay, " << lost
+            << " second crashes during replay, " << second_lives
+            << " second lives with new writes and a crash, " << lost
             << " runs with a lost or half-applied transaction" << std::endl;
 }
 
