@@ -77,6 +77,12 @@
 #                             and the start until every PG is active (runs/<p>/
 #                             restart.json, in the report). Waits at most
 #                             --restart-timeout S (1800) for each
+#   --heap-profile            attribution runs: tcmalloc's heap profiler on in
+#                             every OSD from each workload's start to its end;
+#                             what is in use at the end, by allocating call
+#                             site (google-pprof --text), in runs/<p>/<wl>/
+#                             heap-<osd>.txt. The profiler costs CPU: IOPS of
+#                             such a run are not a figure
 #   --dry-run                 print the plan and exit
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR
@@ -120,6 +126,7 @@ results=""
 keep=0
 restart=""
 restart_timeout=1800
+heap_profile=0
 dry=0
 hdd_model=hitachi-7k320
 argv=("$@")
@@ -155,6 +162,7 @@ while (($#)); do
     --keep) keep=1; shift ;;
     --restart) restart=$2; shift 2 ;;
     --restart-timeout) restart_timeout=$2; shift 2 ;;
+    --heap-profile) heap_profile=1; shift ;;
     --dry-run) dry=1; shift ;;
     -h|--help) usage 0 ;;
     *) echo "unknown option: $1" >&2; usage 1 ;;
@@ -403,6 +411,33 @@ mem_dump() {   # OUT: where each OSD's memory is: Ceph's mempools (PG log,
   } >"$out.tmp" && mv "$out.tmp" "$out"
 }
 
+heap_profile_start() {   # tcmalloc's heap profiler on in every OSD
+  local w
+  for w in $CLUSTER_OSD_PIDS; do
+    timeout 20 ceph --admin-daemon "$CLUSTER_DIR/asok/${w%%=*}.asok" heap start_profiler >/dev/null ||
+      warn "heap start_profiler failed on ${w%%=*}"
+  done
+}
+
+heap_profile_end() {   # DIR: dump what each OSD's allocations made since the
+  # profiler's start still hold, by call site, then stop the profiler. The
+  # profile lands in the OSD's log dir (Ceph names it <name>.profile.NNNN.heap).
+  local dir=$1 w name f bin
+  for w in $CLUSTER_OSD_PIDS; do
+    name=${w%%=*}
+    timeout 60 ceph --admin-daemon "$CLUSTER_DIR/asok/$name.asok" heap dump >/dev/null ||
+      { warn "heap dump failed on $name"; continue; }
+    timeout 20 ceph --admin-daemon "$CLUSTER_DIR/asok/$name.asok" heap stop_profiler >/dev/null || true
+    f=$(ls -t "$CLUSTER_DIR/out/$name".profile.*.heap 2>/dev/null | head -n 1)
+    bin=$(readlink "/proc/${w#*=}/exe")
+    if [[ -z $f ]]; then warn "no heap profile of $name in $CLUSTER_DIR/out"; continue; fi
+    cp "$f" "$dir/heap-$name.heap"
+    google-pprof --text --inuse_space "$bin" "$f" >"$dir/heap-$name.txt" 2>"$dir/heap-$name.stderr" ||
+      warn "google-pprof failed for $name (see $dir/heap-$name.stderr)"
+    rm -f "$CLUSTER_DIR/out/$name".profile.*.heap
+  done
+}
+
 # settle: after the prefill, wait until the HDDs are quiet (the stores have
 # written back what the prefill left in page cache, journals, merge caches),
 # so that the first workload does not start in the middle of that drain.
@@ -464,6 +499,7 @@ run_workload() {   # profile rw bs threads dist
   for w in $CLUSTER_OSD_PIDS; do procs+=(--proc "$w" --asok "${w%%=*}=$CLUSTER_DIR/asok/${w%%=*}.asok"); done
   inst=$(trace_start "$p-$name" "$dir/hdd.trace" "${TB_HDD_DEVS[@]}")
   trace_mark "$inst" start
+  if ((heap_profile)); then heap_profile_start; fi
   "$PY" "$QA_DIR/sampler.py" --out "$dir/samples.jsonl" --marker "$inst/trace_marker" \
     "${devs[@]}" "${procs[@]}" &
   sampler_pid=$!
@@ -520,6 +556,7 @@ run_workload() {   # profile rw bs threads dist
   wait "$perf_pid" 2>/dev/null || true
   perf_dump "$dir/perf_end.json" || true
   mem_dump "$dir/mem_end.json" || true
+  if ((heap_profile)); then heap_profile_end "$dir"; fi
   kill -TERM "$sampler_pid" 2>/dev/null || true
   wait "$sampler_pid" 2>/dev/null || true
   trace_stop "$inst"
