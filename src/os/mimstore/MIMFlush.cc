@@ -299,9 +299,13 @@ void MIMStore::_wait_for_cache_room(uint64_t bytes)
 // flush thread
 
 int MIMStore::_write_back_object(const string& cname, const string& fname,
-                                 mim::ObjectState& st, WritebackOf of)
+                                 mim::ObjectState& st, WritebackOf of,
+                                 std::string* buf)
 {
-  // REQUIRES: the object's stripe lock.
+  // REQUIRES: the object's stripe lock; *buf the caller's, reused across
+  // objects: a buffer of a run's size (up to an object) made and freed per
+  // object, between the index's small allocations of other threads, left
+  // tcmalloc's page heap tens of MiB of free spans it could not give back.
   ObjectFDRef f;
   int r = files->open_by_name(cname, fname, &f);
   if (r < 0) {
@@ -315,20 +319,19 @@ int MIMStore::_write_back_object(const string& cname, const string& fname,
     }
   }
   auto runs = mim::plan_writeback(st.extents, conf.flush_gap_fill);
-  std::string buf;
   for (auto& run : runs) {
     bool gaps = std::any_of(run.pieces.begin(), run.pieces.end(),
                             [](const mim::WritePiece& p) {
                               return p.is_gap();
                             });
     if (gaps) {
-      r = _fill_run(f, run, &buf);
+      r = _fill_run(f, run, buf);
       if (r < 0) {
         return r;
       }
       if (r > 0) {
-        r = _write_run(f, run.offset, run.length, {{buf.data(), run.length}},
-                       of);
+        r = _write_run(f, run.offset, run.length,
+                       {{buf->data(), run.length}}, of);
         if (r < 0) {
           return r;
         }
@@ -347,7 +350,7 @@ int MIMStore::_write_back_object(const string& cname, const string& fname,
                             [](const mim::WritePiece& x) {
                               return x.is_gap();
                             });
-      r = _write_pieces(f, p, q, &buf, of);
+      r = _write_pieces(f, p, q, buf, of);
       if (r < 0) {
         return r;
       }
@@ -561,6 +564,8 @@ void MIMStore::_flush_frozen()
   // opened once, its extents sorted and coalesced by plan_writeback.
   auto start = ceph::mono_clock::now();
   uint64_t objects = 0, visited = 0, released_at = 0;
+  // The generation's end: the active one began there at the freeze.
+  const sn_t end_sn = active_gen_first_sn.load();
   const auto order = _writeback_order();
   pacer.sweep_started(order.size(), _mono_secs());
   for (const FlushItem& item : order) {
@@ -582,7 +587,7 @@ void MIMStore::_flush_frozen()
         continue;  // taken early by an op on the object
       }
       int r = _write_back_object(*item.cname, *item.fname, st,
-                                 WritebackOf::FROZEN);
+                                 WritebackOf::FROZEN, &flush_buf);
       if (r < 0) {
         // The data is still in the journal; stopping here loses nothing,
         // carrying on in an unknown state could.
@@ -591,8 +596,10 @@ void MIMStore::_flush_frozen()
         ceph_abort_msg("mimstore: writeback to the data filesystem failed");
       }
       durability.release_after_sync(st.sns);
+      written_back->written_back(end_sn, *item.cname, *item.fname);
       ++objects;
     }
+    _debug_point("flush:object");  // no object lock held
     // room in the cache for a writer waiting in _wait_for_cache_room
     room_cond.notify_all();
     // no object lock held while the disk's queue is waited on
@@ -652,9 +659,15 @@ mim::DurabilityHooks MIMStore::_durability_hooks()
 {
   mim::DurabilityHooks h;
   h.sync_data = [this] {
+    // The objects written back before this sync: recorded after it
+    // (WrittenBack.h), never ahead of their data.
+    auto covered = written_back->take_unsynced();
     int r = files->sync_all();
     if (r == 0) {
       r = omap->sync();
+    }
+    if (r == 0) {
+      r = written_back->put(covered);
     }
     if (r < 0) {
       // LevelDB's rule: a failed sync leaves the disk in an unknown state;
@@ -677,6 +690,12 @@ mim::DurabilityHooks MIMStore::_durability_hooks()
       ceph_abort_msg("mimstore: checkpoint write failed");
     }
     colls.trim_tombstones(files.get(), cp);
+    r = written_back->trim(cp);
+    if (r < 0) {
+      // Left in the DB, they are deleted at the next mount.
+      derr << "cannot delete written-back records below " << cp << ": "
+           << cpp_strerror(r) << dendl;
+    }
   };
   h.after_sync = [this](sn_t cp) {
     logger->set(l_mimstore_checkpoint_lag_sns,

@@ -188,6 +188,7 @@ int MIMStore::_open_db(bool create)
     return -EIO;
   }
   omap = std::make_unique<DBObjectMap>(cct, db);
+  written_back = std::make_unique<WrittenBackRecords>(cct, db);
   r = omap->init(create);
   if (r < 0) {
     derr << "DBObjectMap init failed: " << cpp_strerror(r) << dendl;
@@ -203,6 +204,7 @@ int MIMStore::_open_db(bool create)
 void MIMStore::_close_db()
 {
   rocks_crash_env = nullptr;  // RocksDBStore deletes it with db
+  written_back.reset();
   // DBObjectMap owns the KeyValueDB (ObjectMap's scoped_ptr).
   if (omap) {
     omap.reset();
@@ -450,12 +452,19 @@ int MIMStore::_replay_journal()
     return r;
   }
   keep_window = conf.merge && keepable;
+  r = written_back->load(journal->first_live_sn());
+  if (r < 0) {
+    derr << "cannot read the written-back records from the DB: "
+         << cpp_strerror(r) << dendl;
+    return r;
+  }
   const bool merge = conf.merge;
   conf.merge = keep_window;
   if (keep_window) {
     durability.reset_checkpoint(journal->first_live_sn());
   }
   replaying = true;
+  skipped_written_back = 0;
   TransContext replayed;  // the entry being replayed, for _journal_pos
   uint64_t n = 0;
   sn_t next = 0;
@@ -495,6 +504,8 @@ int MIMStore::_replay_journal()
   applying_txc = nullptr;
   conf.merge = merge;
   replaying = false;
+  const size_t recorded = written_back->loaded_objects();
+  written_back->end_replay();
   if (r < 0) {
     derr << "journal replay failed: " << err.str() << dendl;
     std::cerr << "mimstore: journal replay failed: " << err.str()
@@ -505,7 +516,12 @@ int MIMStore::_replay_journal()
     logger->inc(l_mimstore_replayed, n);
   }
   dout(1) << "replayed " << n << " transactions, next sn " << next
-          << (keep_window ? ", the window kept" : "") << dendl;
+          << (keep_window ? ", the window kept" : "") << "; "
+          << skipped_written_back << " ops skipped on " << recorded
+          << " objects written back before the stop" << dendl;
+  if (logger) {
+    logger->inc(l_mimstore_replay_written_back, skipped_written_back);
+  }
   if (!keep_window) {
     r = files->sync_all();
     if (r == 0) {

@@ -272,7 +272,8 @@ int MIMStore::_take_cached(const coll_t& cid, const string& fname,
   logger->inc(l_mimstore_take_object);
   int r = 0;
   if (what == Taken::WRITE_BACK) {
-    r = _write_back_object(cname, fname, st, WritebackOf::TAKEN);
+    std::string buf;  // rare: an op on an object with cached bytes
+    r = _write_back_object(cname, fname, st, WritebackOf::TAKEN, &buf);
   }
   // Whatever happened to the bytes, their sns are durable after the next
   // sync: written, or superseded by this op (which that sync covers).

@@ -159,6 +159,9 @@ PerfCounters* build_perf_counters(CephContext* cct)
                     "Transactions replayed from the journal at mount");
   b.add_u64_counter(l_mimstore_reads_from_cache, "reads_from_cache",
                     "Reads served whole from the merge cache (no file read)");
+  b.add_u64_counter(l_mimstore_replay_written_back, "replay_written_back",
+                    "Replayed ops skipped: their object was written back "
+                    "by a sweep before the stop (WrittenBack.h)");
   add_journal_data_counters(b);
   return b.create_perf_counters();
 }

@@ -76,6 +76,7 @@
 #include "os/SequencerPosition.h"
 
 #include "Collections.h"
+#include "WrittenBack.h"
 #include "MIMConfig.h"
 #include "MIMPerf.h"
 #include "ObjectLocks.h"
@@ -228,9 +229,16 @@ class MIMStore : public ObjectStore {
   /// without the seam).
   uint64_t debug_fault_delayed_writes() const;
   /// Tests: called at named points inside multi-step ops (split, merge,
-  /// rename) on the apply thread, so a crash test can die exactly there.
+  /// rename) on the apply thread, so a crash test can die exactly there,
+  /// and after each object of a sweep on the flush thread
+  /// ("flush:object"). Set while no op is applied and no sweep runs.
   void set_debug_hook(std::function<void(const char*)> f) {
     debug_hook = std::move(f);
+  }
+  /// Tests: umount has begun stopping the threads.
+  bool debug_stopping() {
+    std::lock_guard l(bg_lock);
+    return bg_stop;
   }
 
  private:
@@ -306,7 +314,8 @@ class MIMStore : public ObjectStore {
   /// lock is released) or an object's taken by an op (_take_cached).
   enum class WritebackOf { FROZEN, TAKEN };
   int _write_back_object(const std::string& cname, const std::string& fname,
-                         mim::ObjectState& st, WritebackOf of);
+                         mim::ObjectState& st, WritebackOf of,
+                         std::string* buf);
   int _fill_run(const mimstore::ObjectFDRef& f, const mim::WriteRun& run,
                 std::string* buf);
   using PieceIter = std::vector<mim::WritePiece>::const_iterator;
@@ -469,6 +478,8 @@ class MIMStore : public ObjectStore {
   /// This mount's replay kept the merge window (mount thread, then
   /// constant).
   bool keep_window = false;
+  /// Replay: ops a written-back record skipped (mount thread).
+  uint64_t skipped_written_back = 0;
   /// umount writes the merge window back (flush_journal) instead of
   /// leaving it in the journal. Set on the mount thread before umount; the
   /// flush thread reads it under bg_lock once umount has set bg_stop.
@@ -491,6 +502,9 @@ class MIMStore : public ObjectStore {
   /// owned by db (RocksDBStore deletes its Env), cleared before db goes.
   std::atomic<mimstore::CrashRocksEnv*> rocks_crash_env{nullptr};
   std::unique_ptr<DBObjectMap> omap;
+  /// What sweeps wrote back before a stop, for replay to skip (over db;
+  /// made with it at mount, gone before it).
+  std::unique_ptr<mimstore::WrittenBackRecords> written_back;
 
   std::unique_ptr<mim::Htmll> htmll;
   std::unique_ptr<mim::FlushPolicy> policy;
@@ -550,6 +564,9 @@ class MIMStore : public ObjectStore {
   /// once the lock is released (_start_writebacks). Flush thread only.
   std::vector<InFlightRun> wb_written;
   bool wb_window_off = false;     ///< flush thread only: not supported here
+  /// The sweep's run buffer, kept across objects and sweeps (at most an
+  /// object's size). Flush thread only.
+  std::string flush_buf;
   /// First sn of the active generation (applied after the last freeze):
   /// the journal from there on is what freezing it would free. Written by
   /// the apply thread, read by submitting threads (the pacer's share).

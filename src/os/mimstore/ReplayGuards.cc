@@ -71,6 +71,15 @@ GuardVerdict MIMStore::_guard_cmp(const coll_t& cid, const ghobject_t* oid,
         return GuardVerdict::RESUME;
       }
     }
+    if (written_back->covers(cid.to_str(), object_file_name(*oid),
+                             cur_spos.seq)) {
+      // A sweep wrote the object back after this op, and a sync after
+      // that made every op below the record durable (WrittenBack.h).
+      dout(20) << "replay: skip " << cur_spos << " on " << *oid
+               << ", written back before the stop" << dendl;
+      ++skipped_written_back;
+      return GuardVerdict::SKIP;
+    }
     // A file created after this op: live, the op found no object (and
     // was a tolerated -ENOENT, or it would have created the file itself).
     // Applied to the later object, a truncate or zero would corrupt it.

@@ -24,6 +24,7 @@ set(mimstore_srcs
   mimstore/ReplayGuards.cc
   mimstore/Sequencer.cc
   mimstore/TxnCodec.cc
+  mimstore/WrittenBack.cc
   ${mimstore_core_srcs})
 # core/ headers are included as "core/...".
 include_directories(${CMAKE_CURRENT_LIST_DIR})

@@ -10,7 +10,9 @@
  * a real scratch directory through the POSIX IoEnv: mkfs/open/close,
  * collections and their bits, creating, listing and decoding objects
  * including long-named ones, data ops, the fd cache, move/link/unlink,
- * replay guards of objects and collections, and tombstones).
+ * replay guards of objects and collections, and tombstones), and
+ * WrittenBackRecords (on a real RocksDB: what a sync records, what replay
+ * may skip, what the checkpoint and the next mount delete).
  *
  * This is free software; you can redistribute it and/or modify it under the
  * terms of the GNU Lesser General Public License version 2.1, as published
@@ -36,8 +38,11 @@
 #include "common/ceph_crypto.h"
 #include "global/global_context.h"
 
+#include "kv/KeyValueDB.h"
+
 #include "ObjectFiles.h"
 #include "ObjectName.h"
+#include "WrittenBack.h"
 #include "core/io_env.h"
 #include "mimstore_test_util.h"
 
@@ -1276,4 +1281,87 @@ TEST_F(MIMStoreObjectFiles, Tombstones)
   all.clear();
   ASSERT_EQ(0, files->list_tombstones(&all));
   EXPECT_EQ((std::map<coll_t, SequencerPosition>{{CID_SHARD, p2}}), all);
+}
+
+// ---------------------------------------------------------------------------
+// WrittenBackRecords
+
+namespace {
+
+using mimstore::WrittenBackRecords;
+
+size_t count_records(KeyValueDB* db)
+{
+  size_t n = 0;
+  auto it = db->get_iterator(WrittenBackRecords::PREFIX);
+  for (it->seek_to_first(); it->valid(); it->next()) {
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+TEST(MIMStoreWrittenBack, RecordsFollowTheSyncAndGoWithTheCheckpoint)
+{
+  mimtest::StoreDir d;
+  std::unique_ptr<KeyValueDB> db(
+    KeyValueDB::create(g_ceph_context, "rocksdb", d.root + "/wbdb"));
+  ASSERT_TRUE(db);
+  std::stringstream err;
+  ASSERT_EQ(0, db->create_and_open(err)) << err.str();
+  {
+    WrittenBackRecords w(g_ceph_context, db.get());
+    // Two sweeps: the generation ending before 100, then before 200.
+    w.written_back(100, "1.0_head", "a");
+    w.written_back(100, "1.0_head", "b");
+    // Nothing is in the DB until a sync has covered it.
+    EXPECT_EQ(0u, count_records(db.get()));
+    auto first = w.take_unsynced();
+    EXPECT_EQ(2u, first.size());
+    w.written_back(200, "1.0_head", "a");  // after that sync began
+    ASSERT_EQ(0, w.put(first));
+    EXPECT_EQ(2u, count_records(db.get()));
+    ASSERT_EQ(0, w.put(w.take_unsynced()));
+    EXPECT_EQ(3u, count_records(db.get()));
+    EXPECT_TRUE(w.take_unsynced().empty());
+    // A checkpoint below a sweep's end deletes nothing of it.
+    ASSERT_EQ(0, w.trim(99));
+    EXPECT_EQ(3u, count_records(db.get()));
+  }
+  {
+    // A mount whose replay starts at 50 reads every record.
+    WrittenBackRecords w(g_ceph_context, db.get());
+    ASSERT_EQ(0, w.load(50));
+    EXPECT_EQ(2u, w.loaded_objects());
+    EXPECT_TRUE(w.covers("1.0_head", "a", 150));   // the later sweep's
+    EXPECT_FALSE(w.covers("1.0_head", "a", 200));
+    EXPECT_TRUE(w.covers("1.0_head", "b", 99));
+    EXPECT_FALSE(w.covers("1.0_head", "b", 100));  // after b's sweep
+    EXPECT_FALSE(w.covers("1.0_head", "c", 1));    // never written back
+    EXPECT_FALSE(w.covers("1.1_head", "a", 1));    // another collection
+    w.end_replay();
+    EXPECT_FALSE(w.covers("1.0_head", "a", 150));
+    // The checkpoint at 100: the first sweep's records go, not the second's.
+    ASSERT_EQ(0, w.trim(100));
+    EXPECT_EQ(1u, count_records(db.get()));
+  }
+  {
+    // Malformed keys, and records replay can no longer use (at or below
+    // where it starts), are deleted by the next mount.
+    KeyValueDB::Transaction t = db->get_transaction();
+    t->set(WrittenBackRecords::PREFIX, "junk", bufferlist());
+    t->set(WrittenBackRecords::PREFIX,
+           WrittenBackRecords::key(150, "1.0_head", "z"), bufferlist());
+    ASSERT_EQ(0, db->submit_transaction_sync(t));
+    EXPECT_EQ(3u, count_records(db.get()));
+    WrittenBackRecords w(g_ceph_context, db.get());
+    ASSERT_EQ(0, w.load(150));
+    EXPECT_EQ(1u, w.loaded_objects());  // a, up to 200
+    EXPECT_TRUE(w.covers("1.0_head", "a", 199));
+    EXPECT_FALSE(w.covers("1.0_head", "z", 149));
+    EXPECT_EQ(1u, count_records(db.get()));
+    ASSERT_EQ(0, w.trim(1000));
+    EXPECT_EQ(0u, count_records(db.get()));
+  }
 }

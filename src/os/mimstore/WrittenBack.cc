@@ -1,0 +1,135 @@
+// -*- mode:C++; tab-width:8; c-basic-offset:2; indent-tabs-mode:t -*-
+// vim: ts=8 sw=2 smarttab
+/*
+ * mimstore: written-back records (WrittenBack.h).
+ */
+#include "WrittenBack.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+
+#include "common/debug.h"
+#include "kv/KeyValueDB.h"
+
+#define dout_context cct
+#define dout_subsys ceph_subsys_mimstore
+#undef dout_prefix
+#define dout_prefix *_dout << "mimstore.written_back "
+
+namespace mimstore {
+
+std::string WrittenBackRecords::sn_key(sn_t sn)
+{
+  char b[17];
+  snprintf(b, sizeof(b), "%016" PRIx64, uint64_t(sn));
+  return b;
+}
+
+std::string WrittenBackRecords::key(sn_t end_sn, const std::string& cname,
+                                    const std::string& fname)
+{
+  return sn_key(end_sn) + "." + cname + "/" + fname;
+}
+
+void WrittenBackRecords::written_back(sn_t end_sn, const std::string& cname,
+                                      const std::string& fname)
+{
+  std::lock_guard l(lock);
+  unsynced.push_back(key(end_sn, cname, fname));
+}
+
+std::vector<std::string> WrittenBackRecords::take_unsynced()
+{
+  std::vector<std::string> out;
+  std::lock_guard l(lock);
+  out.swap(unsynced);
+  return out;
+}
+
+int WrittenBackRecords::put(const std::vector<std::string>& keys)
+{
+  if (keys.empty()) {
+    return 0;
+  }
+  KeyValueDB::Transaction t = db->get_transaction();
+  ceph::bufferlist empty;
+  for (const auto& k : keys) {
+    t->set(PREFIX, k, empty);
+    // One F per sweep, and sweeps come in sn order.
+    const sn_t f = strtoull(k.substr(0, 16).c_str(), nullptr, 16);
+    if (gens.empty() || gens.back() < f) {
+      gens.push_back(f);
+    }
+  }
+  return db->submit_transaction(t);
+}
+
+int WrittenBackRecords::trim(sn_t checkpoint)
+{
+  if (gens.empty() || gens.front() > checkpoint) {
+    return 0;
+  }
+  KeyValueDB::Transaction t = db->get_transaction();
+  while (!gens.empty() && gens.front() <= checkpoint) {
+    t->rm_range_keys(PREFIX, sn_key(gens.front()), sn_key(gens.front() + 1));
+    gens.pop_front();
+  }
+  return db->submit_transaction(t);
+}
+
+int WrittenBackRecords::load(sn_t first_live)
+{
+  loaded.clear();
+  gens.clear();
+  uint64_t stale = 0, bad = 0;
+  KeyValueDB::Transaction t = db->get_transaction();
+  auto it = db->get_iterator(PREFIX);
+  for (it->seek_to_first(); it->valid(); it->next()) {
+    const std::string k = it->key();
+    if (k.size() < 18 || k[16] != '.') {
+      ++bad;  // not written by this version: useless, and harmless gone
+      t->rmkey(PREFIX, k);
+      continue;
+    }
+    const sn_t f = strtoull(k.substr(0, 16).c_str(), nullptr, 16);
+    if (f <= first_live) {
+      ++stale;  // replay starts at first_live: it covers nothing replayed
+      t->rmkey(PREFIX, k);
+      continue;
+    }
+    sn_t& have = loaded[k.substr(17)];
+    have = std::max(have, f);
+    if (gens.empty() || gens.back() < f) {
+      gens.push_back(f);
+    }
+  }
+  if (stale || bad) {
+    int r = db->submit_transaction(t);
+    if (r < 0) {
+      return r;
+    }
+  }
+  dout(5) << "loaded written-back records of " << loaded.size()
+          << " objects in " << gens.size() << " sweeps; deleted " << stale
+          << " older than the checkpoint and " << bad << " malformed"
+          << dendl;
+  return 0;
+}
+
+bool WrittenBackRecords::covers(const std::string& cname,
+                                const std::string& fname, sn_t sn) const
+{
+  if (loaded.empty()) {
+    return false;
+  }
+  auto p = loaded.find(cname + "/" + fname);
+  return p != loaded.end() && sn < p->second;
+}
+
+void WrittenBackRecords::end_replay()
+{
+  std::unordered_map<std::string, sn_t>().swap(loaded);
+}
+
+}  // namespace mimstore
