@@ -431,6 +431,23 @@ int MIMStore::_load_collections()
   return 0;
 }
 
+void MIMStore::_freeze_replayed(sn_t end)
+{
+  // REQUIRES: replay (mount thread, no other thread started).
+  replay_froze_at = end;
+  mim::FlushOrder order;
+  if (!htmll->freeze(&order)) {
+    return;  // nothing cached below `end`
+  }
+  dout(1) << "replay: the writes before sn " << end << " not yet written "
+          << "back go back as the frozen generation (" << order.blocks
+          << " blocks, " << order.bytes << " bytes)" << dendl;
+  std::lock_guard l(bg_lock);
+  flush_order = std::move(order);
+  flush_pending = true;
+  last_freeze = ceph::mono_clock::now();
+}
+
 int MIMStore::_replay_journal()
 {
   // Replay applies through the normal op code with guards consulted. With
@@ -465,6 +482,13 @@ int MIMStore::_replay_journal()
   }
   replaying = true;
   skipped_written_back = 0;
+  // Where the generation under way at the stop ended, if a sweep left
+  // records: its writes not yet written back go back as a frozen
+  // generation of their own, swept first after the mount. Merged with the
+  // newer ones, the checkpoint (and the journal space) would wait for a
+  // sweep of both; alone, they are a short sweep (docs/store.md "Replay").
+  const sn_t freeze_at = keep_window ? written_back->last_sweep_end() : 0;
+  replay_froze_at = 0;
   TransContext replayed;  // the entry being replayed, for _journal_pos
   uint64_t n = 0;
   sn_t next = 0;
@@ -479,6 +503,9 @@ int MIMStore::_replay_journal()
       }
       dout(10) << "replay sn " << sn << " (" << tls.size() << " txns)"
                << dendl;
+      if (freeze_at && !replay_froze_at && sn >= freeze_at) {
+        _freeze_replayed(freeze_at);
+      }
       if (keep_window) {
         // As the apply thread: a hold for the direct part, one per merged
         // write (taken in _write); the decoded writes point into bl.
@@ -501,6 +528,9 @@ int MIMStore::_replay_journal()
       return 0;
     },
     &next, err);
+  if (r == 0 && freeze_at && !replay_froze_at) {
+    _freeze_replayed(freeze_at);  // nothing written after the freeze
+  }
   applying_txc = nullptr;
   conf.merge = merge;
   replaying = false;
@@ -634,8 +664,9 @@ int MIMStore::_start_after_replay()
     return r;
   }
   applying_sn = next_sn - 1;
-  // (the replayed writes are in the active generation)
-  active_gen_first_sn = first_live;
+  // (the replayed writes are in the active generation, but for those
+  // _freeze_replayed put in a frozen one)
+  active_gen_first_sn = std::max(first_live, replay_froze_at);
   // No replay will start before first_live again, so no tombstone of a
   // merge before it is needed any more.
   r = colls.load_tombstones(files.get());

@@ -256,6 +256,9 @@ class MIMStore : public ObjectStore {
   void _close_db();
   int _load_collections();
   int _replay_journal();
+  /// Replay: the writes cached so far become the frozen generation, swept
+  /// first once the threads start (the generation a stop interrupted).
+  void _freeze_replayed(sn_t end);
   int _read_meta_u64(const std::string& key, uint64_t* v);
   /// Refuses a mimstore_format newer than FORMAT (or not a number); sets
   /// births_complete.
@@ -480,6 +483,9 @@ class MIMStore : public ObjectStore {
   bool keep_window = false;
   /// Replay: ops a written-back record skipped (mount thread).
   uint64_t skipped_written_back = 0;
+  /// Replay froze the writes below this sn (0: it did not). Mount thread,
+  /// before the threads start.
+  sn_t replay_froze_at = 0;
   /// umount writes the merge window back (flush_journal) instead of
   /// leaving it in the journal. Set on the mount thread before umount; the
   /// flush thread reads it under bg_lock once umount has set bg_stop.

@@ -82,6 +82,9 @@ class WrittenBackRecords {
   /// After replay: the records read are no longer needed in memory.
   void end_replay();
   size_t loaded_objects() const { return loaded.size(); }
+  /// After load(): F of the newest sweep with records, 0 if none: where
+  /// the generation that sweep was writing back ended.
+  sn_t last_sweep_end() const { return gens.empty() ? 0 : gens.back(); }
 
   /// The DB key of a record (tests, dump).
   static std::string key(sn_t end_sn, const std::string& cname,

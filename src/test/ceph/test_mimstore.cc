@@ -29,10 +29,12 @@
 #include <thread>
 #include <initializer_list>
 #include <optional>
+#include <regex>
 #include <sstream>
 
 #include <gtest/gtest.h>
 
+#include "common/Formatter.h"
 #include "common/ceph_argparse.h"
 #include "global/global_init.h"
 #include "global/global_context.h"
@@ -1061,11 +1063,40 @@ TEST(MIMStoreMergeStop, UmountInTheMiddleOfASweepKeepsTheRest)
     // written back, and only those: the stop's last sync recorded the
     // three written back (WrittenBack.h), and replay skips their writes
     // above the checkpoint (9 or 12, as their order put the checkpoint).
+    // They come back as a frozen generation of their own, which the flush
+    // thread sweeps at once: held after its first object, the cache has
+    // nothing in the active generation.
+    std::promise<void> swept_one, go_on;
+    std::shared_future<void> gone_on = go_on.get_future().share();
+    std::atomic<bool> held{false};
+    ms->set_debug_hook([&](const char* where) {
+      if (std::string(where) == "flush:object" && !held.exchange(true)) {
+        swept_one.set_value();
+        gone_on.wait();
+      }
+    });
     CounterMark m(s.get(), {l_mimstore_merged,
                             l_mimstore_replay_written_back});
     ASSERT_EQ(0, s->mount());
     EXPECT_EQ(36, m.since(l_mimstore_merged));
     EXPECT_GE(m.since(l_mimstore_replay_written_back), 9);
+    // The bound only turns a hang into a failure: no sweep, no hook call.
+    ASSERT_EQ(std::future_status::ready,
+              swept_one.get_future().wait_for(std::chrono::seconds(60)))
+      << "no sweep started after the mount";
+    {
+      JSONFormatter f;
+      ms->dump_htmll(&f);
+      std::ostringstream out;
+      f.flush(out);
+      std::smatch used;
+      const std::string js = out.str();
+      ASSERT_TRUE(std::regex_search(js, used,
+                                    std::regex("\"blocks_used\": ?(\\d+)")))
+        << js;
+      EXPECT_EQ("0", used[1].str()) << js;
+    }
+    go_on.set_value();  // (the hook stays until the threads have stopped)
     ch = s->open_collection(CID);
     ASSERT_TRUE(ch);
     for (const auto& [name, w] : want) {
@@ -1074,6 +1105,7 @@ TEST(MIMStoreMergeStop, UmountInTheMiddleOfASweepKeepsTheRest)
     // Written back in full this time: a clean journal, the files right.
     ch.reset();
     ASSERT_EQ(0, write_back_and_umount(s.get()));
+    ms->set_debug_hook(nullptr);
     dump = dump_journal_of(s.get(), &r);
     ASSERT_EQ(0, r) << dump;
     EXPECT_TRUE(dump_says_clean(dump)) << dump;
