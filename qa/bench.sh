@@ -77,6 +77,13 @@
 #                             and the start until every PG is active (runs/<p>/
 #                             restart.json, in the report). Waits at most
 #                             --restart-timeout S (1800) for each
+#   --restart-in-sweep F      mimstore: stop each OSD only once a sweep of its
+#                             merge window is running with at most the
+#                             fraction F (0-1) of its objects left (frozen
+#                             blocks from dump_mimstore_htmll, polled each
+#                             second; at most --restart-timeout S): where in
+#                             a sweep a stop falls decides what the next
+#                             mount replays
 #   --heap-profile            attribution runs: tcmalloc's heap profiler on in
 #                             every OSD from each workload's start to its end;
 #                             what is in use at the end, by allocating call
@@ -129,6 +136,7 @@ keep=0
 restart=""
 restart_timeout=1800
 heap_profile=0
+restart_in_sweep=""
 dry=0
 hdd_model=hitachi-7k320
 argv=("$@")
@@ -165,6 +173,7 @@ while (($#)); do
     --restart) restart=$2; shift 2 ;;
     --restart-timeout) restart_timeout=$2; shift 2 ;;
     --heap-profile) heap_profile=1; shift ;;
+    --restart-in-sweep) restart_in_sweep=$2; shift 2 ;;
     --dry-run) dry=1; shift ;;
     -h|--help) usage 0 ;;
     *) echo "unknown option: $1" >&2; usage 1 ;;
@@ -176,6 +185,8 @@ done
 if ! [[ $pool_size =~ ^[1-3]$ ]] || ((pool_size > osds)); then die "--pool-size must be 1..--osds"; fi
 [[ -n $pg_num ]] || pg_num=$((32 * osds))
 [[ -z $restart || $restart == term || $restart == kill9 ]] || die "--restart must be term or kill9"
+[[ -z $restart_in_sweep || ( -n $restart && $restart_in_sweep =~ ^(0(\.[0-9]+)?|1(\.0+)?)$ ) ]] ||
+  die "--restart-in-sweep takes a fraction from 0 to 1, with --restart term or kill9"
 [[ $restart_timeout =~ ^[1-9][0-9]*$ ]] || die "--restart-timeout must be a number of seconds"
 [[ $pg_log =~ ^[0-9]+$ ]] || die "--pg-log must be a number of entries (0 = Ceph's defaults)"
 export CLUSTER_PG_LOG=$pg_log
@@ -587,6 +598,27 @@ run_workload() {   # profile rw bs threads dist
 # every PG of the cluster is active again. A store that writes its whole
 # merge window back at umount, or replays it at mount, shows it here.
 seconds_between() { echo "$2 - $1" | bc; }   # two `date +%s.%N` stamps
+wait_in_sweep() {   # NAME: until NAME's sweep has at most $restart_in_sweep
+  # of its frozen blocks left (see --restart-in-sweep). Returns 1 on timeout.
+  local name=$1 t0=$SECONDS frozen peak=0
+  while ((SECONDS - t0 < restart_timeout)); do
+    frozen=$(timeout 20 ceph --admin-daemon "$CLUSTER_DIR/asok/$name.asok" dump_mimstore_htmll 2>/dev/null |
+               jq -r '.frozen_blocks // empty' 2>/dev/null) || frozen=""
+    [[ -n $frozen ]] || return 1   # not mimstore, or no answer
+    if ((frozen == 0)); then
+      peak=0                       # no sweep (or one just ended): wait for the next
+    else
+      ((frozen > peak)) && peak=$frozen
+      if [[ $(echo "$frozen <= $peak * $restart_in_sweep" | bc) == 1 ]]; then
+        log "restart: $name's sweep has $frozen of $peak frozen blocks left"
+        return 0
+      fi
+    fi
+    sleep 1
+  done
+  return 1
+}
+
 restart_check() {
   local dir=$1 w name pid cwd old up t0 t1 t2 t3 how out=()
   local -a cmd
@@ -596,6 +628,10 @@ restart_check() {
     cwd=$(readlink "/proc/$pid/cwd")
     old=$(cceph osd dump --format json | "$PY" "$QA_DIR/osdwait.py" upfrom "$name") ||
       die "cannot read the OSD map before restarting $name"
+    if [[ -n $restart_in_sweep ]]; then
+      wait_in_sweep "$name" ||
+        warn "restart: no sweep of $name reached $restart_in_sweep left within $restart_timeout s; stopping anyway"
+    fi
     log "restart ($restart): stopping $name (pid $pid, up since epoch $old)"
     how=exited
     t0=$(date +%s.%N)
