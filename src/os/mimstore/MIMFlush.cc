@@ -172,12 +172,18 @@ void MIMStore::_maybe_freeze(mim::FlushTrigger forced)
   dout(10) << "freeze (" << mim::to_string(trigger) << "): " << order.blocks
            << " blocks, " << order.bytes << " bytes" << dendl;
   logger->inc(trigger_counter(trigger));
-  flush_order = std::move(order);
-  flush_pending = true;
-  last_freeze = ceph::mono_clock::now();
+  _set_frozen_locked(std::move(order));
   // The transaction being applied (if any) is in the frozen generation.
   active_gen_first_sn = std::max<sn_t>(sequencer.applied_sn(), applying_sn) + 1;
   bg_cond.notify_all();
+}
+
+void MIMStore::_set_frozen_locked(mim::FlushOrder&& order)
+{
+  // REQUIRES: bg_lock.
+  flush_order = std::move(order);
+  flush_pending = true;
+  last_freeze = ceph::mono_clock::now();
 }
 
 void MIMStore::_throttle_writeback()

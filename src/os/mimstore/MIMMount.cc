@@ -443,9 +443,7 @@ void MIMStore::_freeze_replayed(sn_t end)
           << "back go back as the frozen generation (" << order.blocks
           << " blocks, " << order.bytes << " bytes)" << dendl;
   std::lock_guard l(bg_lock);
-  flush_order = std::move(order);
-  flush_pending = true;
-  last_freeze = ceph::mono_clock::now();
+  _set_frozen_locked(std::move(order));
 }
 
 int MIMStore::_replay_journal()

@@ -259,6 +259,9 @@ class MIMStore : public ObjectStore {
   /// Replay: the writes cached so far become the frozen generation, swept
   /// first once the threads start (the generation a stop interrupted).
   void _freeze_replayed(sn_t end);
+  /// REQUIRES bg_lock: `order` is the frozen generation the flush thread
+  /// sweeps next (_maybe_freeze, _freeze_replayed).
+  void _set_frozen_locked(mim::FlushOrder&& order);
   int _read_meta_u64(const std::string& key, uint64_t* v);
   /// Refuses a mimstore_format newer than FORMAT (or not a number); sets
   /// births_complete.

@@ -71,7 +71,8 @@ GuardVerdict MIMStore::_guard_cmp(const coll_t& cid, const ghobject_t* oid,
         return GuardVerdict::RESUME;
       }
     }
-    if (written_back->covers(cid.to_str(), object_file_name(*oid),
+    if (written_back->loaded_objects() &&
+        written_back->covers(cid.to_str(), object_file_name(*oid),
                              cur_spos.seq)) {
       // A sweep wrote the object back after this op, and a sync after
       // that made every op below the record durable (WrittenBack.h).

@@ -32,6 +32,11 @@ std::string WrittenBackRecords::key(sn_t end_sn, const std::string& cname,
   return sn_key(end_sn) + "." + cname + "/" + fname;
 }
 
+WrittenBackRecords::sn_t WrittenBackRecords::end_of(const std::string& key)
+{
+  return strtoull(key.c_str(), nullptr, 16);
+}
+
 void WrittenBackRecords::written_back(sn_t end_sn, const std::string& cname,
                                       const std::string& fname)
 {
@@ -57,7 +62,7 @@ int WrittenBackRecords::put(const std::vector<std::string>& keys)
   for (const auto& k : keys) {
     t->set(PREFIX, k, empty);
     // One F per sweep, and sweeps come in sn order.
-    const sn_t f = strtoull(k.substr(0, 16).c_str(), nullptr, 16);
+    const sn_t f = end_of(k);
     if (gens.empty() || gens.back() < f) {
       gens.push_back(f);
     }
@@ -92,7 +97,7 @@ int WrittenBackRecords::load(sn_t first_live)
       t->rmkey(PREFIX, k);
       continue;
     }
-    const sn_t f = strtoull(k.substr(0, 16).c_str(), nullptr, 16);
+    const sn_t f = end_of(k);
     if (f <= first_live) {
       ++stale;  // replay starts at first_live: it covers nothing replayed
       t->rmkey(PREFIX, k);

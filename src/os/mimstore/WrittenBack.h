@@ -92,6 +92,8 @@ class WrittenBackRecords {
 
  private:
   static std::string sn_key(sn_t sn);
+  /// F of a key made by key() (its 16 hex digits, up to the '.').
+  static sn_t end_of(const std::string& key);
 
   CephContext* cct;
   KeyValueDB* db;

@@ -96,6 +96,28 @@ Conf crash_conf(CrashMode m)
                {"mimstore_max_flush_interval", "0.02"}});
 }
 
+/// The whole run's transactions in order (the setup, then TXNS generated
+/// ones), each with the collections it creates, and the base collections.
+struct Workload {
+  std::vector<Transaction> txns;
+  std::vector<std::vector<coll_t>> created;  ///< per transaction
+  std::vector<coll_t> collections;
+};
+
+Workload make_workload(uint64_t seed)
+{
+  RandomTxns gen(seed);
+  Workload w;
+  w.collections = gen.collections();
+  w.txns = gen.setup();
+  w.created.resize(w.txns.size());
+  for (int k = 0; k < TXNS; ++k) {
+    w.created.emplace_back();
+    w.txns.push_back(gen.next(&w.created.back()));
+  }
+  return w;
+}
+
 /// In a child: the store at `d` mounted (replaying) with the fault spec;
 /// exits 3 if the mount fails.
 std::unique_ptr<ObjectStore> child_mount(const StoreDir& d,
@@ -215,16 +237,10 @@ ChildResult run_child(const StoreDir& d, const std::string& spec,
                                  uint64_t seed, size_t from, int fd)
 {
   auto s = child_mount(d, spec);
-  // The same list as Reference: the setup, then TXNS generated ones.
-  RandomTxns gen(seed);
-  std::vector<Transaction> txns = gen.setup();
-  std::vector<std::vector<coll_t>> created(txns.size());
-  for (int k = 0; k < TXNS; ++k) {
-    created.emplace_back();
-    txns.push_back(gen.next(&created.back()));
-  }
+  Workload w = make_workload(seed);  // the list the Reference applies
+  auto& txns = w.txns;
   std::map<coll_t, ObjectStore::CollectionHandle> ch;
-  for (auto& c : gen.collections()) {
+  for (auto& c : w.collections) {
     ch[c] = s->create_new_collection(c);
   }
   auto first = ch.begin()->second;
@@ -232,7 +248,7 @@ ChildResult run_child(const StoreDir& d, const std::string& spec,
     std::vector<std::unique_ptr<C_SaferCond>> done;
     const size_t group = k;
     for (int j = 0; j < 4 && k < txns.size(); ++j, ++k) {
-      for (auto& nc : created[k]) {
+      for (auto& nc : w.created[k]) {
         s->create_new_collection(nc);
       }
       done.push_back(std::make_unique<C_SaferCond>());
@@ -281,19 +297,16 @@ int remount_and_crash(const StoreDir& d, const std::string& spec)
 /// The states of the reference after each number of transactions.
 class Reference {
  public:
-  explicit Reference(uint64_t seed) : dir(), gen(seed) {
+  explicit Reference(uint64_t seed) : dir() {
     store = make_store(dir, "memstore");
     ceph_assert(store->mkfs() == 0);
     ceph_assert(store->mount() == 0);
-    for (auto& c : gen.collections()) {
+    Workload w = make_workload(seed);
+    for (auto& c : w.collections) {
       ch[c] = store->create_new_collection(c);
     }
-    pending = gen.setup();
-    created.resize(pending.size());
-    for (int k = 0; k < TXNS; ++k) {
-      created.emplace_back();
-      pending.push_back(gen.next(&created.back()));
-    }
+    pending = std::move(w.txns);
+    created = std::move(w.created);
     states.push_back(dump_state(store.get()));
   }
   ~Reference() {
@@ -330,7 +343,6 @@ class Reference {
 
  private:
   StoreDir dir;
-  RandomTxns gen;
   std::unique_ptr<ObjectStore> store;
   std::map<coll_t, ObjectStore::CollectionHandle> ch;
   std::vector<Transaction> pending;
