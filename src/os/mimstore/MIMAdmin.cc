@@ -74,6 +74,9 @@ void MIMStore::dump_htmll(ceph::Formatter* f)
   f->dump_unsigned("extents", s.extents);
   f->dump_unsigned("frozen_blocks", s.frozen_blocks);
   f->dump_unsigned("frozen_bytes", s.frozen_bytes);
+  f->dump_unsigned("index_bytes", s.index_bytes);
+  f->dump_unsigned("frozen_index_bytes", s.frozen_index_bytes);
+  f->dump_unsigned("index_max_bytes", conf.cache_index_max_bytes);
   f->dump_unsigned("inserts", s.inserts);
   f->dump_unsigned("merged", s.merged);
   f->dump_unsigned("direct_no_slot", s.direct_no_slot);

@@ -69,6 +69,8 @@ void read_options(const ConfigProxy& conf, MIMConfig* c, WideOptions* w)
   w->max_blocks = conf.get_val<uint64_t>("mimstore_htmll_max_blocks");
   c->block_size = conf.get_val<Option::size_t>("mimstore_block_size");
   c->cache_max_bytes = conf.get_val<Option::size_t>("mimstore_cache_max_bytes");
+  c->cache_index_max_bytes =
+    conf.get_val<Option::size_t>("mimstore_cache_index_max_bytes");
   c->max_flush_interval = conf.get_val<double>("mimstore_max_flush_interval");
   c->journal_throughput =
     conf.get_val<Option::size_t>("mimstore_journal_throughput");
@@ -143,6 +145,11 @@ int validate(const MIMConfig& c, const WideOptions& w, std::ostream& err)
   if (c.cache_max_bytes < c.block_size) {
     ck.fail("mimstore_cache_max_bytes", std::to_string(c.cache_max_bytes),
             "must be at least mimstore_block_size");
+  }
+  if (c.cache_index_max_bytes != 0 && c.cache_index_max_bytes < (1u << 20)) {
+    ck.fail("mimstore_cache_index_max_bytes",
+            std::to_string(c.cache_index_max_bytes),
+            "must be 0 (no budget) or at least 1 MiB");
   }
   ck.positive("mimstore_max_flush_interval", c.max_flush_interval);
   ck.range("mimstore_flush_replicas", w.replicas, 0, 1024);

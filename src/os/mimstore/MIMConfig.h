@@ -26,6 +26,7 @@ struct MIMConfig {
   uint32_t htmll_max_blocks = 0;    ///< 0: positions stay at htmll_blocks
   uint64_t block_size = 0;
   uint64_t cache_max_bytes = 0;
+  uint64_t cache_index_max_bytes = 0;  ///< 0: no index budget
   double max_flush_interval = 0;
   uint64_t journal_throughput = 0;  ///< 0: use the value measured at mkfs
   uint32_t flush_replicas = 0;      ///< resolved: never 0 after load()

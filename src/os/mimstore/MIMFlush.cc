@@ -64,6 +64,7 @@ int trigger_counter(mim::FlushTrigger t)
   case mim::FlushTrigger::SPACE: return l_mimstore_flush_space;
   case mim::FlushTrigger::TIME: return l_mimstore_flush_time;
   case mim::FlushTrigger::MEMORY_CAP: return l_mimstore_flush_memory;
+  case mim::FlushTrigger::INDEX_BUDGET: return l_mimstore_flush_index;
   case mim::FlushTrigger::JOURNAL_PRESSURE: return l_mimstore_flush_journal;
   default: return l_mimstore_flush_explicit;
   }
@@ -98,6 +99,8 @@ void MIMStore::_maybe_freeze(mim::FlushTrigger forced)
   auto st = htmll->stats();
   logger->set(l_mimstore_htmll_blocks, st.blocks_used);
   logger->set(l_mimstore_htmll_bytes, st.bytes + st.frozen_bytes);
+  logger->set(l_mimstore_htmll_index_bytes,
+              st.index_bytes + st.frozen_index_bytes);
   if (data_write_ios) {
     logger->set(l_mimstore_merge_ratio,
                 client_writes * 100 / data_write_ios);
@@ -119,7 +122,8 @@ void MIMStore::_maybe_freeze(mim::FlushTrigger forced)
     // flush after a few hundred scattered 4 KiB writes, before anything
     // could merge.
     uint64_t occupied = (st.bytes + conf.block_size - 1) / conf.block_size;
-    trigger = policy->check(occupied, st.bytes + st.frozen_bytes, since);
+    trigger = policy->check(occupied, st.bytes + st.frozen_bytes, since,
+                            st.index_bytes);
     if (trigger == mim::FlushTrigger::NONE && conf.merge_data_in_journal &&
         journal->used_since(active_gen_first_sn) >= generation_journal_bytes) {
       // The space threshold in journal bytes, padding and transaction
@@ -235,6 +239,10 @@ void MIMStore::_backoff(uint64_t payload_bytes)
     auto st = htmll->stats();
     fill = std::max(fill, double(st.bytes + st.frozen_bytes) /
                             double(cache_cap));
+    if (conf.cache_index_max_bytes) {
+      fill = std::max(fill, double(st.index_bytes + st.frozen_index_bytes) /
+                              double(conf.cache_index_max_bytes));
+    }
   }
   if (conf.backoff_max_delay > 0 && fill > conf.backoff_low) {
     double x = std::min(1.0, (fill - conf.backoff_low) /
@@ -274,22 +282,37 @@ void MIMStore::_wait_for_cache_room(uint64_t bytes)
   // for the room the flush frees object by object. A direct write would
   // first have to write the object's cached extents, synchronously, behind
   // the flush's backlog on the disk: much slower than waiting.
-  // With the data in the journal the memory is the index, and the journal
-  // bounds the window (pressure, pacer, backoff): no wait. The cache can
-  // be over cache_cap after a mount that kept a window larger than half
-  // the journal; the MEMORY_CAP trigger freezes it at the first apply.
-  if (!conf.merge || !bytes || conf.merge_data_in_journal) {
+  // With the data in the journal the journal bounds the bytes (pressure,
+  // pacer, backoff): only the index budget makes a writer wait. The cache
+  // can be over cache_cap after a mount that kept a window larger than
+  // half the journal; the MEMORY_CAP trigger freezes it at the first apply.
+  // The index is checked before the transaction's records are added, so
+  // it can pass the budget by one transaction's.
+  if (!conf.merge || !bytes) {
     return;
   }
-  const uint64_t cap = cache_cap;
+  const bool bytes_bound = !conf.merge_data_in_journal;
+  const uint64_t cap = cache_cap, index_cap = conf.cache_index_max_bytes;
+  if (!bytes_bound && !index_cap) {
+    return;
+  }
+  mim::FlushTrigger why = mim::FlushTrigger::NONE;
   auto full = [&] {
     auto st = htmll->stats();
-    return st.bytes + st.frozen_bytes + bytes > cap;
+    if (bytes_bound && st.bytes + st.frozen_bytes + bytes > cap) {
+      why = mim::FlushTrigger::MEMORY_CAP;
+    } else if (index_cap &&
+               st.index_bytes + st.frozen_index_bytes >= index_cap) {
+      why = mim::FlushTrigger::INDEX_BUDGET;
+    } else {
+      return false;
+    }
+    return true;
   };
   if (!full()) {
     return;
   }
-  _maybe_freeze(mim::FlushTrigger::MEMORY_CAP);
+  _maybe_freeze(why);
   std::unique_lock l(bg_lock);
   bool waited = false;
   while (flush_pending && full()) {

@@ -632,6 +632,7 @@ int MIMStore::_make_merge_cache()
   pc.replicas = conf.flush_replicas;
   pc.nodes = conf.flush_nodes;
   pc.memory_cap = cache_cap;
+  pc.index_budget = conf.cache_index_max_bytes;
   r = mim::FlushPolicy::create(pc, &policy, &err);
   if (r < 0) {
     derr << "invalid flush thresholds: " << err << dendl;

@@ -113,6 +113,9 @@ PerfCounters* build_perf_counters(CephContext* cct)
                     "Full flushes triggered by the time threshold");
   b.add_u64_counter(l_mimstore_flush_memory, "flush_memory",
                     "Full flushes triggered by the memory cap");
+  b.add_u64_counter(l_mimstore_flush_index, "flush_index",
+                    "Full flushes triggered by the index memory budget "
+                    "(mimstore_cache_index_max_bytes)");
   b.add_u64_counter(l_mimstore_flush_journal, "flush_journal",
                     "Full flushes triggered by journal pressure");
   b.add_u64_counter(l_mimstore_flush_explicit, "flush_explicit",
@@ -144,6 +147,9 @@ PerfCounters* build_perf_counters(CephContext* cct)
   b.add_u64(l_mimstore_htmll_bytes, "htmll_bytes",
             "Bytes cached in the HTMLL (both generations)", "hbyt",
             PerfCountersBuilder::PRIO_INTERESTING, unit_t(UNIT_BYTES));
+  b.add_u64(l_mimstore_htmll_index_bytes, "htmll_index_bytes",
+            "Heap of the HTMLL's index (both generations)", nullptr, 0,
+            unit_t(UNIT_BYTES));
   b.add_u64(l_mimstore_merge_ratio, "merge_ratio_x100",
             "Client writes per object-file write call, times 100");
   b.add_time_avg(l_mimstore_sync_lat, "sync_lat",

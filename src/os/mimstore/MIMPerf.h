@@ -43,6 +43,7 @@ enum {
   l_mimstore_flush_space,
   l_mimstore_flush_time,
   l_mimstore_flush_memory,
+  l_mimstore_flush_index,             ///< frozen for the index budget
   l_mimstore_flush_journal,
   l_mimstore_flush_explicit,
   l_mimstore_flush_lat,
@@ -53,6 +54,7 @@ enum {
   l_mimstore_flush_gaps_uncached,    ///< runs split: a gap was not in memory
   l_mimstore_htmll_blocks,
   l_mimstore_htmll_bytes,
+  l_mimstore_htmll_index_bytes,       ///< the index's heap, both generations
   l_mimstore_merge_ratio,             ///< client writes per data write I/O, x100
   l_mimstore_sync_lat,
   l_mimstore_syncs,

@@ -206,22 +206,31 @@ namespace {
 /// `n` transactions of one 4 KiB write each, to one of `objects` objects
 /// (rbd_data.K) at a 4 KiB-aligned offset below 4 MiB, chosen by a
 /// generator seeded with `seed`; all committed on return, recorded in *want.
-void random_4k_writes(ObjectStore* s, ObjectStore::CollectionHandle& ch,
-                      int n, int objects, unsigned seed,
-                      std::map<ghobject_t, std::string>* want)
+/// n writes of len bytes (a divisor of 4 MiB), each to one of `objects`
+/// objects at a random multiple of len below 4 MiB, 8 in flight.
+void random_writes(ObjectStore* s, ObjectStore::CollectionHandle& ch,
+                   int n, int objects, unsigned seed, uint64_t len,
+                   std::map<ghobject_t, std::string>* want)
 {
   std::mt19937 rng(seed);
   InFlight q;
   for (int i = 0; i < n; ++i) {
     const ghobject_t o = obj("rbd_data." + std::to_string(rng() % objects));
-    const uint64_t off = (rng() % 1024) * 4096;
-    bufferlist bl = pattern(4096, char(i));
+    const uint64_t off = (rng() % ((4 << 20) / len)) * len;
+    bufferlist bl = pattern(len, char(i));
     model_write(want, o, off, bl);
     Transaction t;
-    t.write(CID, o, off, 4096, bl);
+    t.write(CID, o, off, len, bl);
     ASSERT_EQ(0, q.queue(s, ch, std::move(t)));
   }
   ASSERT_EQ(0, q.wait_all());
+}
+
+void random_4k_writes(ObjectStore* s, ObjectStore::CollectionHandle& ch,
+                      int n, int objects, unsigned seed,
+                      std::map<ghobject_t, std::string>* want)
+{
+  random_writes(s, ch, n, objects, seed, 4096, want);
 }
 
 void long_intervals(Conf& c)
@@ -1372,6 +1381,38 @@ TEST(MIMStoreJournalData, GenerationFreezesAtItsJournalShare)
   ASSERT_NO_FATAL_FAILURE(expect_after_remount(s.get(), want));
 }
 
+TEST(MIMStoreJournalData, GenerationFreezesAtHalfTheIndexBudget)
+{
+  // The index is held to mimstore_cache_index_max_bytes: a generation is
+  // frozen once its index takes half the budget (counted as an index
+  // flush), before the journal share, the journal pressure or the cache
+  // cap would freeze it. Budget 1 MiB (the least allowed): 12,000 writes
+  // of 512 bytes at random offsets (about 45 bytes of index each, 0.5 MiB
+  // at about 11,600) take about 48 MiB of the 256 MiB journal.
+  Conf c = base_conf(true);
+  long_intervals(c);
+  c.set("osd_journal_size", "256");
+  c.set("mimstore_merge_data_in_journal", "true");
+  c.set("mimstore_cache_index_max_bytes", "1M");
+  StoreDir d;
+  auto s = make_store(d);
+  ObjectStore::CollectionHandle ch;
+  ASSERT_NO_FATAL_FAILURE(start_with_collection(s.get(), CID, &ch));
+  std::map<ghobject_t, std::string> want;
+  ASSERT_NO_FATAL_FAILURE(random_writes(s.get(), ch, 12000, 40, 21, 512, &want));
+  EXPECT_GE(perf_counter(s.get(), l_mimstore_flush_index), 1);
+  EXPECT_EQ(0, perf_counter(s.get(), l_mimstore_flush_space));
+  EXPECT_EQ(0, perf_counter(s.get(), l_mimstore_flush_memory));
+  EXPECT_EQ(0, perf_counter(s.get(), l_mimstore_flush_journal));
+  // Both generations within the budget, less than one transaction over.
+  EXPECT_LE(perf_counter(s.get(), l_mimstore_htmll_index_bytes),
+            (1 << 20) + 4096);
+  EXPECT_GT(perf_counter(s.get(), l_mimstore_htmll_index_bytes), 0);
+  ch.reset();
+  ASSERT_EQ(0, s->umount());
+  ASSERT_NO_FATAL_FAILURE(expect_after_remount(s.get(), want));
+}
+
 TEST(MIMStoreJournalData, CorruptJournalCopyIsAnErrorNotWrongData)
 {
   // A cached write kept only in the journal whose bytes there are damaged
@@ -1609,6 +1650,7 @@ TEST(MIMStoreBadConfig, EachBadOptionIsRefused)
     {"mimstore_journal_block_size", "131072"},
     {"mimstore_journal_max_inflight", "0"},
     {"mimstore_cache_max_bytes", "4096"},
+    {"mimstore_cache_index_max_bytes", "4096"},     // neither 0 nor >= 1 MiB
     {"mimstore_backoff_high", "0.5"},
     {"mimstore_backoff_max_delay", "-1"},
     {"mimstore_flush_writeback_window", "4096"},

@@ -133,15 +133,43 @@ TEST(FlushPolicy, TriggerOrderAndBoundaries)
   ASSERT_EQ(0, FlushPolicy::create(good(), &p, &err));
   const uint64_t sp = p->sp_thresh_blocks();  // 1192
   const double t = p->time_thresh();          // 50
-  EXPECT_EQ(FlushTrigger::NONE, p->check(0, 0, 0));
-  EXPECT_EQ(FlushTrigger::NONE, p->check(sp - 1, 899, t - 0.001));
-  EXPECT_EQ(FlushTrigger::MEMORY_CAP, p->check(0, 900, 0));
-  EXPECT_EQ(FlushTrigger::SPACE, p->check(sp, 0, 0));
-  EXPECT_EQ(FlushTrigger::TIME, p->check(0, 0, t));
+  EXPECT_EQ(FlushTrigger::NONE, p->check(0, 0, 0, 0));
+  EXPECT_EQ(FlushTrigger::NONE, p->check(sp - 1, 899, t - 0.001, 0));
+  EXPECT_EQ(FlushTrigger::MEMORY_CAP, p->check(0, 900, 0, 0));
+  EXPECT_EQ(FlushTrigger::SPACE, p->check(sp, 0, 0, 0));
+  EXPECT_EQ(FlushTrigger::TIME, p->check(0, 0, t, 0));
   // All apply: MEMORY_CAP first, then SPACE, then TIME.
-  EXPECT_EQ(FlushTrigger::MEMORY_CAP, p->check(sp, 900, t));
-  EXPECT_EQ(FlushTrigger::SPACE, p->check(sp, 899, t));
-  EXPECT_EQ(FlushTrigger::TIME, p->check(sp - 1, 899, t));
+  EXPECT_EQ(FlushTrigger::MEMORY_CAP, p->check(sp, 900, t, 0));
+  EXPECT_EQ(FlushTrigger::SPACE, p->check(sp, 899, t, 0));
+  EXPECT_EQ(FlushTrigger::TIME, p->check(sp - 1, 899, t, 0));
+}
+
+TEST(FlushPolicy, IndexBudgetFreezesAtHalf)
+{
+  std::unique_ptr<FlushPolicy> p;
+  std::string err;
+  FlushPolicyConfig c = good();
+  // No budget: no index size fires.
+  ASSERT_EQ(0, FlushPolicy::create(c, &p, &err));
+  EXPECT_EQ(UINT64_MAX, p->index_thresh_bytes());
+  EXPECT_EQ(FlushTrigger::NONE, p->check(0, 0, 0, UINT64_MAX - 1));
+  // A budget of 1000: the active generation may take half of it.
+  c.index_budget = 1000;
+  ASSERT_EQ(0, FlushPolicy::create(c, &p, &err));
+  EXPECT_EQ(500u, p->index_thresh_bytes());
+  EXPECT_EQ(FlushTrigger::NONE, p->check(0, 0, 0, 499));
+  EXPECT_EQ(FlushTrigger::INDEX_BUDGET, p->check(0, 0, 0, 500));
+  // After MEMORY_CAP, before SPACE and TIME.
+  const uint64_t sp = p->sp_thresh_blocks();
+  const double t = p->time_thresh();
+  EXPECT_EQ(FlushTrigger::MEMORY_CAP, p->check(sp, 900, t, 500));
+  EXPECT_EQ(FlushTrigger::INDEX_BUDGET, p->check(sp, 899, t, 500));
+  // Never 0: an empty index is no trigger.
+  c.index_budget = 1;
+  ASSERT_EQ(0, FlushPolicy::create(c, &p, &err));
+  EXPECT_EQ(1u, p->index_thresh_bytes());
+  EXPECT_EQ(FlushTrigger::NONE, p->check(0, 0, 0, 0));
+  EXPECT_STREQ("index_budget", to_string(FlushTrigger::INDEX_BUDGET));
 }
 
 TEST(FlushPolicy, MemoryThresholdSmallCaps)
@@ -152,7 +180,7 @@ TEST(FlushPolicy, MemoryThresholdSmallCaps)
   c.memory_cap = 1;
   ASSERT_EQ(0, FlushPolicy::create(c, &p, &err));
   EXPECT_EQ(1u, p->memory_thresh_bytes());  // never 0: an empty cache is no trigger
-  EXPECT_EQ(FlushTrigger::NONE, p->check(0, 0, 0));
+  EXPECT_EQ(FlushTrigger::NONE, p->check(0, 0, 0, 0));
   c.memory_cap = 19;
   ASSERT_EQ(0, FlushPolicy::create(c, &p, &err));
   EXPECT_EQ(17u, p->memory_thresh_bytes());  // floor(17.1)

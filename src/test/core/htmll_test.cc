@@ -1033,11 +1033,63 @@ TEST(Htmll, HeapPerJournalOnlyWrite)
                                i + 1, (rng() % (BLOCK / 4096)) * 4096,
                                DataRef::in_journal(std::move(src))));
   }
-  const double per_write =
-    double(mallinfo2().uordblks + mallinfo2().hblkhd - before) / WRITES;
-  std::printf("heap per journal-only write: %.1f bytes\n", per_write);
+  const double heap =
+    double(mallinfo2().uordblks + mallinfo2().hblkhd - before);
+  const double per_write = heap / WRITES;
+  const double counted = double(h.stats().index_bytes);
+  std::printf("heap per journal-only write: %.1f bytes; counted %.1f\n",
+              per_write, counted / WRITES);
   EXPECT_LT(per_write, 64.0);
+  // The index's own count (what mimstore_cache_index_max_bytes budgets) is
+  // the heap less malloc's chunk headers and the per-collection maps.
+  EXPECT_GT(counted, 0.8 * heap);
+  EXPECT_LT(counted, 1.05 * heap);
 #endif
+}
+
+// The index's memory is counted per generation as records come and go:
+// it moves with a freeze and returns to the bare slot table once every
+// object is taken.
+TEST(Htmll, IndexBytesFollowTheRecords)
+{
+  HtmllConfig c = small_config();
+  Htmll h(c);
+  const uint64_t table = h.stats().index_bytes;
+  EXPECT_GT(table, 0u);  // the slot table
+  EXPECT_EQ(0u, h.stats().frozen_index_bytes);
+  sn_t sn = 0;
+  for (int i = 0; i < 16; ++i) {
+    ASSERT_EQ(MERGED, h.insert("c", "a", ++sn, i * 2048, bytes(1024, 'a')));
+  }
+  const uint64_t a16 = h.stats().index_bytes;
+  // 16 extents and 16 sns at least; the block and slot besides.
+  EXPECT_GE(a16 - table, 16 * (32u + 4u));
+  // An exact overwrite adds an sn, never an extent.
+  ASSERT_EQ(MERGED, h.insert("c", "a", ++sn, 0, bytes(1024, 'b')));
+  EXPECT_GE(h.stats().index_bytes, a16);
+  EXPECT_LT(h.stats().index_bytes, a16 + 64);
+  ASSERT_EQ(MERGED, h.insert("c", "b", ++sn, 0, bytes(4096, 'b')));
+  const uint64_t before = h.stats().index_bytes;
+  EXPECT_GT(before, a16);
+
+  ASSERT_TRUE(h.freeze(nullptr));
+  HtmllStats st = h.stats();
+  EXPECT_EQ(before, st.frozen_index_bytes);
+  EXPECT_EQ(table, st.index_bytes);
+  ASSERT_EQ(MERGED, h.insert("c", "a", ++sn, 0, bytes(512, 'c')));
+  EXPECT_GT(h.stats().index_bytes, table);
+
+  ObjectState out;
+  ASSERT_TRUE(h.take_frozen("c", "b", &out));
+  st = h.stats();
+  EXPECT_LT(st.frozen_index_bytes, before);
+  EXPECT_GT(st.frozen_index_bytes, table);
+  ASSERT_TRUE(h.take_frozen("c", "a", &out));
+  EXPECT_EQ(table, h.stats().frozen_index_bytes);
+  h.end_flush();
+  EXPECT_EQ(0u, h.stats().frozen_index_bytes);
+  ASSERT_TRUE(h.take_object("c", "a", &out));
+  EXPECT_EQ(table, h.stats().index_bytes);
 }
 
 TEST(HtmllDeathTest, ZeroLengthWriteIsAContractViolation)

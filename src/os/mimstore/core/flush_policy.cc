@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 
 namespace mim {
 
@@ -27,6 +28,8 @@ const char* to_string(FlushTrigger t)
     return "time";
   case FlushTrigger::MEMORY_CAP:
     return "memory_cap";
+  case FlushTrigger::INDEX_BUDGET:
+    return "index_budget";
   case FlushTrigger::JOURNAL_PRESSURE:
     return "journal_pressure";
   case FlushTrigger::EXPLICIT:
@@ -108,15 +111,22 @@ int FlushPolicy::create(const FlushPolicyConfig& c,
     1, c.memory_cap / 10 * 9 + c.memory_cap % 10 * 9 / 10);
   static_assert(MEMORY_CAP_FRACTION == 0.9, "m above computes 9/10");
 
-  out->reset(new FlushPolicy(c, sp, t, m));
+  const uint64_t ix = c.index_budget
+    ? std::max<uint64_t>(1, c.index_budget / 2) : UINT64_MAX;
+
+  out->reset(new FlushPolicy(c, sp, t, m, ix));
   return 0;
 }
 
 FlushTrigger FlushPolicy::check(uint64_t blocks_used, uint64_t bytes_cached,
-                                double seconds_since_last_flush) const
+                                double seconds_since_last_flush,
+                                uint64_t index_bytes) const
 {
   if (bytes_cached >= memory_thresh_) {
     return FlushTrigger::MEMORY_CAP;
+  }
+  if (index_bytes >= index_thresh_) {
+    return FlushTrigger::INDEX_BUDGET;
   }
   if (blocks_used >= sp_thresh_) {
     return FlushTrigger::SPACE;

@@ -7,9 +7,11 @@
  *                 (blocks that the journal can fill in one interval)
  *   time_thresh = max(replicas, nodes) * max_flush_interval   (seconds)
  *
- * plus a memory guard the paper does not have: flush once the cache holds
+ * plus two memory guards the paper does not have: flush once the cache holds
  * MEMORY_CAP_FRACTION of its hard cap, so that the cap (past which every
- * write goes direct, see Htmll) is rarely reached.
+ * write goes direct, see Htmll) is rarely reached; and once the active
+ * generation's index takes half the index budget (double buffering: the
+ * next generation fills the other half while this one is written back).
  *
  * Immutable after create(): no locking needed.
  *
@@ -31,6 +33,7 @@ enum class FlushTrigger {
   SPACE,             ///< active blocks reached sp_thresh
   TIME,              ///< time since the last full flush reached time_thresh
   MEMORY_CAP,        ///< cached bytes reached MEMORY_CAP_FRACTION of the cap
+  INDEX_BUDGET,      ///< the active generation's index reached half the budget
   JOURNAL_PRESSURE,  ///< raised by the store (journal nearly full), not by check()
   EXPLICIT,          ///< raised by the store (umount, admin command), not by check()
 };
@@ -43,6 +46,7 @@ struct FlushPolicyConfig {
   uint32_t replicas = 0;
   uint32_t nodes = 0;
   uint64_t memory_cap = 0;        ///< bytes (HtmllConfig::max_bytes)
+  uint64_t index_budget = 0;      ///< bytes of index, both generations; 0: none
 };
 
 class FlushPolicy {
@@ -75,8 +79,12 @@ class FlushPolicy {
   /// rounded down, at least 1.
   uint64_t memory_thresh_bytes() const { return memory_thresh_; }
 
+  /// Index bytes of the active generation at which INDEX_BUDGET fires:
+  /// index_budget / 2, at least 1; UINT64_MAX (never) without a budget.
+  uint64_t index_thresh_bytes() const { return index_thresh_; }
+
   /// The first trigger that applies, checked in the order MEMORY_CAP,
-  /// SPACE, TIME; NONE otherwise. Each fires when its quantity *reaches*
+  /// INDEX_BUDGET, SPACE, TIME; NONE otherwise. Each fires when its quantity *reaches*
   /// the threshold (>=). TIME fires even when nothing is cached: the
   /// freeze it causes also rebinds the block positions to the collections
   /// written since the last one, which an idle-looking cache (every write
@@ -84,20 +92,25 @@ class FlushPolicy {
   /// blocks_used: blocks of the active generation (HtmllStats::blocks_used).
   /// bytes_cached: bytes of both generations, as the cap counts them
   /// (HtmllStats::bytes + frozen_bytes).
+  /// index_bytes: the active generation's index (HtmllStats::index_bytes).
   FlushTrigger check(uint64_t blocks_used, uint64_t bytes_cached,
-                     double seconds_since_last_flush) const;
+                     double seconds_since_last_flush,
+                     uint64_t index_bytes) const;
 
   const FlushPolicyConfig& config() const { return config_; }
 
  private:
-  FlushPolicy(const FlushPolicyConfig& c, uint64_t sp, double t, uint64_t m)
-    : config_(c), sp_thresh_(sp), time_thresh_(t), memory_thresh_(m) {}
+  FlushPolicy(const FlushPolicyConfig& c, uint64_t sp, double t, uint64_t m,
+              uint64_t ix)
+    : config_(c), sp_thresh_(sp), time_thresh_(t), memory_thresh_(m),
+      index_thresh_(ix) {}
 
   // Constant after construction.
   const FlushPolicyConfig config_;
   const uint64_t sp_thresh_;
   const double time_thresh_;
   const uint64_t memory_thresh_;
+  const uint64_t index_thresh_;
 };
 
 }  // namespace mim

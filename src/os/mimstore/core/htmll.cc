@@ -155,6 +155,8 @@ class SnList {
     }
   }
 
+  size_t capacity_bytes() const { return v_.capacity() * sizeof(uint32_t); }
+
   void append_to(std::vector<sn_t>* out) const {
     const size_t n = size();
     out->reserve(out->size() + n);
@@ -210,6 +212,14 @@ struct Htmll::Block {
   ExtentVec extents;      // sorted by off, non-overlapping
   SnList sns;             // every merged sn, in insert order
   uint64_t bytes = 0;     // sum of extent lengths
+  uint64_t charged = 0;   // its footprint() as its generation counts it
+
+  // Heap this block takes, with its entry in the slot's block list.
+  uint64_t footprint() const {
+    return sizeof(Block) + extents.capacity() * sizeof(Ext) +
+           sns.capacity_bytes() +
+           sizeof(std::pair<uint32_t, std::unique_ptr<Block>>);
+  }
 
   Block() = default;
   Block(const Block&) = delete;
@@ -287,6 +297,13 @@ struct Htmll::Slot {
   uint64_t hash = 0;
   uint32_t live_index = 0;  // index in Generation::live
   std::vector<std::pair<uint32_t, std::unique_ptr<Block>>> blocks;  // (position, block)
+  uint64_t charged = 0;     // its footprint() as its generation counts it
+
+  // Heap this slot takes beyond its blocks' entries (Block::footprint
+  // counts those), with its entry in Generation::live.
+  uint64_t footprint() const {
+    return sizeof(Slot) + oid.capacity() + sizeof(std::unique_ptr<Slot>);
+  }
 
   Block* find(uint32_t pos) const {
     for (const auto& [p, b] : blocks) {
@@ -422,12 +439,32 @@ struct Htmll::Generation {
   uint64_t blocks = 0;
   uint64_t bytes = 0;
   uint64_t extents = 0;
+  uint64_t record_bytes = 0;  // the live slots' and blocks' charged footprints
+
+  // Count what x takes now (x a Block or Slot of this generation).
+  template <typename T>
+  void recharge(T& x) {
+    const uint64_t f = x.footprint();
+    record_bytes = record_bytes - x.charged + f;
+    x.charged = f;
+  }
+  template <typename T>
+  void discharge(T& x) {
+    assert(record_bytes >= x.charged);
+    record_bytes -= x.charged;
+    x.charged = 0;
+  }
+
+  // The index's heap: the records, and the slot table.
+  uint64_t index_bytes() const {
+    return record_bytes + table.capacity() * sizeof(Entry);
+  }
 
   // Make an emptied generation ready to be the active one again.
   // REQUIRES: live.empty() (so every table entry is already empty).
   void reset() {
     assert(live.empty());
-    assert(blocks == 0 && bytes == 0 && extents == 0);
+    assert(blocks == 0 && bytes == 0 && extents == 0 && record_bytes == 0);
     cid_pos.clear();
     std::fill(pos_count.begin(), pos_count.end(), 0);
     std::fill(pos_bytes.begin(), pos_bytes.end(), 0);
@@ -735,6 +772,8 @@ InsertResult Htmll::insert_locked(std::string_view cid, std::string_view oid,
   g.pos_bytes[pos] += grown;
   g.extents += b->extents.size() - extents_before;
   b->sns.push_back(sn);
+  g.recharge(*b);
+  g.recharge(*slot);
   ++counters_.merged;
   return InsertResult::MERGED;
 }
@@ -784,8 +823,10 @@ std::unique_ptr<Htmll::Block> Htmll::remove_block_locked(
   g.bytes -= b->bytes;
   g.pos_bytes[pos] -= b->bytes;
   g.extents -= b->extents.size();
+  g.discharge(*b);
 
   if (slot->blocks.empty()) {
+    g.discharge(*slot);
     // Free the slot: out of the table, out of live (swap with the last).
     g.erase_index(idx);
     const uint32_t li = slot->live_index;
@@ -1027,7 +1068,9 @@ HtmllStats Htmll::stats() const
   s.blocks_used = active_->blocks;
   s.bytes = active_->bytes;
   s.extents = active_->extents;
+  s.index_bytes = active_->index_bytes();
   if (frozen_) {
+    s.frozen_index_bytes = frozen_->index_bytes();
     s.frozen_slots = frozen_->live.size();
     s.frozen_blocks = frozen_->blocks;
     s.frozen_bytes = frozen_->bytes;

@@ -22,6 +22,14 @@
  * DataRefs that lookup() and take_*() hand out carry a new JournalSource
  * equal to the one inserted, not the same object.
  *
+ * Index memory: each generation counts the heap its records take
+ * (HtmllStats::index_bytes): every block's vectors at their capacity and the
+ * block itself, every live slot with its name and block list, and the slot
+ * table. Kept exact as records change, so the store can hold the index to
+ * a memory budget (mimstore_cache_index_max_bytes) without a walk. Not
+ * counted: boxed DataRefs (the bytes-in-memory form, where the data itself
+ * dominates and max_bytes bounds it), recycled slots, the position tables.
+ *
  * Geometry grows: N and M are initial sizes. The slot table doubles (a
  * rehash under the lock) when a new oid would take it past 7/8 load, and
  * the positions double when a new cid finds all of them bound, up to
@@ -107,6 +115,9 @@ struct HtmllStats {
   uint64_t frozen_blocks = 0;
   uint64_t frozen_bytes = 0;
   uint64_t frozen_extents = 0;
+  // The index's own heap, per generation (class comment, "Index memory").
+  uint64_t index_bytes = 0;
+  uint64_t frozen_index_bytes = 0;
   // The active generation's geometry: table entries and block positions.
   uint64_t table_slots = 0;
   uint64_t positions = 0;
