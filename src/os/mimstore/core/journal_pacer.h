@@ -27,9 +27,19 @@
  *                headers, batch padding), remeasured every ratio_window
  *                payload bytes
  *   admission  = a virtual clock: each transaction is admitted at
- *                max(now - burst, next), next += its bytes / rate; it waits
+ *                max(now - credit, next), next += its bytes / rate; it waits
  *                until then, at most max_delay (past that the backlog is
  *                dropped: the journal's own full-wait takes over)
+ *   credit     = max(burst, burst_share * remaining) seconds at the rate:
+ *                clients that were idle may take up to burst_share of the
+ *                free space at once (the rate is then recomputed from what
+ *                is left, so the space still lasts the sweep)
+ *
+ * The burst credit is for a burst after a quiet spell: Reef's OSD writes
+ * 400 MB at boot to measure the disk (the mClock capacity bench), and
+ * paced from its first byte that took 68 s of a 99 s start while a sweep
+ * ran (docs/results/20261126-64G-term-replay-freeze). Under steady load
+ * the virtual clock is ahead of now and the credit never applies.
  *
  * The free space is shared between the two generations (pacer_room): the
  * active one, filled while the frozen one is swept, may take at most
@@ -60,7 +70,8 @@ namespace mim {
 
 struct JournalPacerConfig {
   double max_delay = 1.0;              ///< longest wait of one transaction, s
-  double burst = 0.05;                 ///< admission credit, s of the rate
+  double burst = 0.05;                 ///< least admission credit, s of the rate
+  double burst_share = 0.25;           ///< admission credit, share of the free space
   uint64_t min_progress_objects = 16;  ///< before this sweep's rate is trusted
   double min_elapsed = 1.0;            ///< s, likewise
   uint64_t ratio_window = 32ull << 20; ///< payload bytes per ratio update
