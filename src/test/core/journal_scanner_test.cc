@@ -680,6 +680,82 @@ TEST(JournalScan, KeptGenerationErasesInFlightBatchesFirst)
   EXPECT_TRUE(r2.in_flight_offs.empty());
 }
 
+// The erase is one O_DSYNC block write per in-flight entry, before any new
+// batch: power lost part way (after any number of them, or inside one, torn
+// at a 512-byte sector) leaves a journal whose next scan ends at the same
+// place, keeps the generation, and lists what is still to erase; nothing
+// of it is replayed.
+TEST(JournalScan, PowerCutDuringTheEraseLeavesTheSameEnd)
+{
+  MemJournal j(128 * KB, 4096, 0x111);
+  j.write_batch(payloads(2, 100, 'a'));                  // 1..2
+  uint64_t off3 = j.write_batch(payloads(2, 100, 'b'));  // 3..4 (torn)
+  // Each in-flight batch longer than a sector, so a torn erase breaks it
+  // (one within the first sector would stay whole and be erased again).
+  j.write_batch(payloads(2, 600, 'c'), 2);               // 5..6 landed
+  j.write_batch(payloads(1, 5000, 'd'), 2);              // 7, landed
+  j.write_batch(payloads(3, 700, 'e'), 2);               // 8..10, landed
+  memset(&j.dev[off3], 0, 512);
+  ScanResult r;
+  ASSERT_EQ(0, j.scan(&r)) << r.detail;
+  ASSERT_TRUE(keeps_generation(r, 4096));
+  const std::vector<uint64_t> offs = r.in_flight_offs;
+  ASSERT_EQ(3u, offs.size());
+  // Cut after `done` whole erases, then inside the next one: none of it
+  // (the block as it was), its first sector zeroed, or all but its first.
+  for (size_t done = 0; done <= offs.size(); ++done) {
+    for (int tear = 0; tear < 3; ++tear) {
+      if (done == offs.size() && tear > 0) {
+        continue;
+      }
+      SCOPED_TRACE("erased " + std::to_string(done) + ", tear " +
+                   std::to_string(tear));
+      MemJournal m = j;
+      for (size_t i = 0; i < done; ++i) {
+        memset(&m.dev[offs[i]], 0, 4096);
+      }
+      if (tear == 1) {
+        memset(&m.dev[offs[done]], 0, 512);
+      } else if (tear == 2) {
+        memset(&m.dev[offs[done] + 512], 0, 4096 - 512);
+      }
+      // The next mount: the same end, the generation kept, and the
+      // entries still whole listed for erasing.
+      ScanResult r2;
+      ASSERT_EQ(0, m.scan(&r2)) << r2.detail;
+      ASSERT_EQ(ScanResult::CLEAN_END, r2.end) << r2.detail;
+      EXPECT_EQ(r.end_off, r2.end_off);
+      EXPECT_EQ(r.next_sn, r2.next_sn);
+      EXPECT_EQ(2u, r2.entries);
+      ASSERT_TRUE(keeps_generation(r2, 4096));
+      const size_t whole = offs.size() - done - (tear ? 1 : 0);
+      ASSERT_EQ(whole, r2.in_flight_offs.size());
+      for (size_t i = 0; i < whole; ++i) {
+        EXPECT_EQ(offs[offs.size() - whole + i], r2.in_flight_offs[i]);
+      }
+      // It erases those and writes new transactions 3..4: only they follow.
+      for (uint64_t off : r2.in_flight_offs) {
+        memset(&m.dev[off], 0, 4096);
+      }
+      m.head = r2.end_off;
+      m.next_sn = r2.next_sn;
+      m.write_batch({"new3", "new4"});
+      // A torn erase's block is no entry; where the new batch ends just
+      // before it, its header may still name the next sn, and the scan
+      // calls the end torn, as after any torn write: a kept end, and
+      // nothing of it replayed.
+      ScanResult r3;
+      ASSERT_EQ(0, m.scan(&r3)) << r3.detail;
+      EXPECT_TRUE(r3.end == ScanResult::CLEAN_END ||
+                  (tear && r3.end == ScanResult::TORN_OR_CORRUPT)) << r3.detail;
+      EXPECT_TRUE(keeps_generation(r3, 4096));
+      ASSERT_EQ(4u, r3.entries);
+      EXPECT_EQ("new3", m.replayed[2].second);
+      EXPECT_EQ(5u, r3.next_sn);
+    }
+  }
+}
+
 TEST(JournalScan, GenerationIsNotKeptWhereTheScanEndsInsideABlock)
 {
   MemJournal j(128 * KB, 4096);
