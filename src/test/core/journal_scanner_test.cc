@@ -644,6 +644,26 @@ TEST(JournalScan, InFlightBatchOfPreviousMountIsNotReplayedAfterRegeneration)
   EXPECT_EQ(5u, rf.next_sn);
 }
 
+namespace {
+
+// What a mount keeping the window does after scan r of m: a zero block over
+// each in-flight entry, then new transactions 3..4 from the end. Returns
+// the scan of the result.
+ScanResult erase_then_write_new(MemJournal& m, const ScanResult& r)
+{
+  for (uint64_t off : r.in_flight_offs) {
+    memset(&m.dev[off], 0, 4096);
+  }
+  m.head = r.end_off;
+  m.next_sn = r.next_sn;
+  m.write_batch({"new3", "new4"});
+  ScanResult out;
+  EXPECT_EQ(0, m.scan(&out)) << out.detail;
+  return out;
+}
+
+}  // namespace
+
 TEST(JournalScan, KeptGenerationErasesInFlightBatchesFirst)
 {
   // The window a mount keeps: the next writer goes on in the same
@@ -665,14 +685,7 @@ TEST(JournalScan, KeptGenerationErasesInFlightBatchesFirst)
   EXPECT_EQ(off5, r.in_flight_offs[0]);
 
   MemJournal m = j;
-  for (uint64_t off : r.in_flight_offs) {
-    memset(&m.dev[off], 0, 4096);
-  }
-  m.head = r.end_off;
-  m.next_sn = r.next_sn;
-  m.write_batch({"new3", "new4"});
-  ScanResult r2;
-  ASSERT_EQ(0, m.scan(&r2)) << r2.detail;
+  ScanResult r2 = erase_then_write_new(m, r);
   EXPECT_EQ(ScanResult::CLEAN_END, r2.end) << r2.detail;
   ASSERT_EQ(4u, r2.entries);  // 1..2 kept, then the new 3..4
   EXPECT_EQ("new3", m.replayed[2].second);
@@ -733,19 +746,12 @@ TEST(JournalScan, PowerCutDuringTheEraseLeavesTheSameEnd)
       for (size_t i = 0; i < whole; ++i) {
         EXPECT_EQ(offs[offs.size() - whole + i], r2.in_flight_offs[i]);
       }
-      // It erases those and writes new transactions 3..4: only they follow.
-      for (uint64_t off : r2.in_flight_offs) {
-        memset(&m.dev[off], 0, 4096);
-      }
-      m.head = r2.end_off;
-      m.next_sn = r2.next_sn;
-      m.write_batch({"new3", "new4"});
-      // A torn erase's block is no entry; where the new batch ends just
-      // before it, its header may still name the next sn, and the scan
-      // calls the end torn, as after any torn write: a kept end, and
+      // It erases those and writes new transactions 3..4: only they
+      // follow. A torn erase's block is no entry; where the new batch ends
+      // just before it, its header may still name the next sn, and the
+      // scan calls the end torn, as after any torn write: a kept end, and
       // nothing of it replayed.
-      ScanResult r3;
-      ASSERT_EQ(0, m.scan(&r3)) << r3.detail;
+      ScanResult r3 = erase_then_write_new(m, r2);
       EXPECT_TRUE(r3.end == ScanResult::CLEAN_END ||
                   (tear && r3.end == ScanResult::TORN_OR_CORRUPT)) << r3.detail;
       EXPECT_TRUE(keeps_generation(r3, 4096));
