@@ -98,9 +98,8 @@ void MIMStore::_maybe_freeze(mim::FlushTrigger forced)
   // writes are in one generation, and their holds are taken).
   auto st = htmll->stats();
   logger->set(l_mimstore_htmll_blocks, st.blocks_used);
-  logger->set(l_mimstore_htmll_bytes, st.bytes + st.frozen_bytes);
-  logger->set(l_mimstore_htmll_index_bytes,
-              st.index_bytes + st.frozen_index_bytes);
+  logger->set(l_mimstore_htmll_bytes, st.all_bytes());
+  logger->set(l_mimstore_htmll_index_bytes, st.all_index_bytes());
   if (data_write_ios) {
     logger->set(l_mimstore_merge_ratio,
                 client_writes * 100 / data_write_ios);
@@ -122,8 +121,7 @@ void MIMStore::_maybe_freeze(mim::FlushTrigger forced)
     // flush after a few hundred scattered 4 KiB writes, before anything
     // could merge.
     uint64_t occupied = (st.bytes + conf.block_size - 1) / conf.block_size;
-    trigger = policy->check(occupied, st.bytes + st.frozen_bytes, since,
-                            st.index_bytes);
+    trigger = policy->check(occupied, st.all_bytes(), since, st.index_bytes);
     if (trigger == mim::FlushTrigger::NONE && conf.merge_data_in_journal &&
         journal->used_since(active_gen_first_sn) >= generation_journal_bytes) {
       // The space threshold in journal bytes, padding and transaction
@@ -237,10 +235,9 @@ void MIMStore::_backoff(uint64_t payload_bytes)
   double fill = double(journal->used()) / double(journal->size());
   if (conf.merge) {
     auto st = htmll->stats();
-    fill = std::max(fill, double(st.bytes + st.frozen_bytes) /
-                            double(cache_cap));
+    fill = std::max(fill, double(st.all_bytes()) / double(cache_cap));
     if (conf.cache_index_max_bytes) {
-      fill = std::max(fill, double(st.index_bytes + st.frozen_index_bytes) /
+      fill = std::max(fill, double(st.all_index_bytes()) /
                               double(conf.cache_index_max_bytes));
     }
   }
@@ -299,10 +296,9 @@ void MIMStore::_wait_for_cache_room(uint64_t bytes)
   mim::FlushTrigger why = mim::FlushTrigger::NONE;
   auto full = [&] {
     auto st = htmll->stats();
-    if (bytes_bound && st.bytes + st.frozen_bytes + bytes > cap) {
+    if (bytes_bound && st.all_bytes() + bytes > cap) {
       why = mim::FlushTrigger::MEMORY_CAP;
-    } else if (index_cap &&
-               st.index_bytes + st.frozen_index_bytes >= index_cap) {
+    } else if (index_cap && st.all_index_bytes() >= index_cap) {
       why = mim::FlushTrigger::INDEX_BUDGET;
     } else {
       return false;

@@ -1399,7 +1399,8 @@ TEST(MIMStoreJournalData, GenerationFreezesAtHalfTheIndexBudget)
   ObjectStore::CollectionHandle ch;
   ASSERT_NO_FATAL_FAILURE(start_with_collection(s.get(), CID, &ch));
   std::map<ghobject_t, std::string> want;
-  ASSERT_NO_FATAL_FAILURE(random_writes(s.get(), ch, 12000, 40, 21, 512, &want));
+  ASSERT_NO_FATAL_FAILURE(
+    random_writes(s.get(), ch, 12000, 40, 21, 512, &want));
   EXPECT_GE(perf_counter(s.get(), l_mimstore_flush_index), 1);
   EXPECT_EQ(0, perf_counter(s.get(), l_mimstore_flush_space));
   EXPECT_EQ(0, perf_counter(s.get(), l_mimstore_flush_memory));

@@ -91,7 +91,7 @@ class FlushPolicy {
   /// DIRECT_NO_BLOCK) needs most.
   /// blocks_used: blocks of the active generation (HtmllStats::blocks_used).
   /// bytes_cached: bytes of both generations, as the cap counts them
-  /// (HtmllStats::bytes + frozen_bytes).
+  /// (HtmllStats::all_bytes).
   /// index_bytes: the active generation's index (HtmllStats::index_bytes).
   FlushTrigger check(uint64_t blocks_used, uint64_t bytes_cached,
                      double seconds_since_last_flush,

@@ -118,6 +118,10 @@ struct HtmllStats {
   // The index's own heap, per generation (class comment, "Index memory").
   uint64_t index_bytes = 0;
   uint64_t frozen_index_bytes = 0;
+
+  // Both generations: what the caps and budgets count.
+  uint64_t all_bytes() const { return bytes + frozen_bytes; }
+  uint64_t all_index_bytes() const { return index_bytes + frozen_index_bytes; }
   // The active generation's geometry: table entries and block positions.
   uint64_t table_slots = 0;
   uint64_t positions = 0;

@@ -111,7 +111,8 @@ double JournalPacer::delay(uint64_t payload, int64_t free, uint64_t appended,
   }
   double rate = double(free) / std::max(rem, 1e-3);
   // burst_share of the free space, in seconds at this rate.
-  double credit = std::max(conf.burst, std::clamp(conf.burst_share, 0.0, 1.0) * rem);
+  double credit =
+    std::max(conf.burst, std::clamp(conf.burst_share, 0.0, 1.0) * rem);
   double at = std::max(now - credit, next);
   next = at + cost / rate;
   double wait = at - now;
