@@ -8,9 +8,10 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 what=${1:-ceph}
 case $what in
   core)
+    # clang: only for qa/lock-annotations.sh (its thread safety analysis)
     pkgs=(build-essential cmake ninja-build googletest libgtest-dev
           libgmock-dev libbenchmark-dev libaio-dev python3 python3-numpy
-          python3-yaml rsync fuse3 libfuse3-dev xfsprogs)
+          python3-yaml rsync fuse3 libfuse3-dev xfsprogs clang)
     ;;
   ceph)
     mapfile -t pkgs < <(grep -Ev '^[[:space:]]*(#|$)' "$HERE/debian-build-deps.txt")

@@ -25,7 +25,7 @@ CheckpointTracker::CheckpointTracker(sn_t first, uint64_t max_window)
 
 int CheckpointTracker::record_durable(sn_t sn)
 {
-  std::lock_guard l(mu_);
+  MutexLock l(mu_);
   if (sn < checkpoint_) {
     return -ERANGE;
   }
@@ -67,13 +67,13 @@ void CheckpointTracker::advance_locked()
 
 sn_t CheckpointTracker::checkpoint() const
 {
-  std::lock_guard l(mu_);
+  MutexLock l(mu_);
   return checkpoint_;
 }
 
 uint64_t CheckpointTracker::pending() const
 {
-  std::lock_guard l(mu_);
+  MutexLock l(mu_);
   return set_bits_ - (checkpoint_ - base_);
 }
 
@@ -82,7 +82,7 @@ void CheckpointTracker::reset(sn_t first)
   assert(first >= 1);
   std::deque<uint64_t> old;
   {
-    std::lock_guard l(mu_);
+    MutexLock l(mu_);
     words_.swap(old);
     base_ = first;
     checkpoint_ = first;

@@ -25,8 +25,8 @@
 
 #include <cstdint>
 #include <deque>
-#include <mutex>
 
+#include "core/thread_annotations.h"
 #include "core/types.h"
 
 namespace mim {
@@ -66,21 +66,21 @@ class CheckpointTracker {
   void reset(sn_t first);
 
  private:
-  // REQUIRES: mu_ held.
-  void advance_locked();
+  void advance_locked() MIM_REQUIRES(mu_);
 
   const uint64_t max_window_;  // constant after construction
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   // State below is protected by mu_.
   //
   // Invariants: base_ <= checkpoint_ < base_ + 64; every sn in
   // [base_, checkpoint_) has its bit set and checkpoint_'s bit is clear;
   // words_.front() is never all ones (advance_locked() pops full words).
-  std::deque<uint64_t> words_;  // GUARDED_BY(mu_): bit i of words_[w] is sn base_ + 64*w + i
-  sn_t base_;                   // GUARDED_BY(mu_)
-  sn_t checkpoint_;             // GUARDED_BY(mu_)
-  uint64_t set_bits_ = 0;       // GUARDED_BY(mu_): bits set in words_
+  // bit i of words_[w] is sn base_ + 64*w + i
+  std::deque<uint64_t> words_ MIM_GUARDED_BY(mu_);
+  sn_t base_ MIM_GUARDED_BY(mu_);
+  sn_t checkpoint_ MIM_GUARDED_BY(mu_);
+  uint64_t set_bits_ MIM_GUARDED_BY(mu_) = 0;  // bits set in words_
 };
 
 }  // namespace mim

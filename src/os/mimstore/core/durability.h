@@ -53,11 +53,11 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <vector>
 
 #include "core/checkpoint_tracker.h"
 #include "core/sn_counts.h"
+#include "core/thread_annotations.h"
 #include "core/types.h"
 
 namespace mim {
@@ -150,20 +150,20 @@ class Durability {
 
   CheckpointTracker tracker;
 
-  mutable std::mutex parts_lock;
+  mutable Mutex parts_lock;
   /// Outstanding parts per sn, from about the checkpoint on (a dense
-  /// window: 4 B per sn in flight). GUARDED_BY(parts_lock)
-  SnCounts holds;
-  /// Parts done since the last sync started. GUARDED_BY(parts_lock)
-  std::vector<sn_t> unsynced;
+  /// window: 4 B per sn in flight).
+  SnCounts holds MIM_GUARDED_BY(parts_lock);
+  /// Parts done since the last sync started.
+  std::vector<sn_t> unsynced MIM_GUARDED_BY(parts_lock);
 
-  mutable std::mutex sync_lock;
+  mutable Mutex sync_lock;
   std::condition_variable sync_cond;
-  bool requested = false;   ///< GUARDED_BY(sync_lock)
-  bool stopping = false;    ///< GUARDED_BY(sync_lock)
-  uint64_t started = 0;     ///< GUARDED_BY(sync_lock) syncs begun
-  uint64_t done = 0;        ///< GUARDED_BY(sync_lock) syncs finished
-  size_t waiters = 0;       ///< GUARDED_BY(sync_lock) in wait_for_next_sync
+  bool requested MIM_GUARDED_BY(sync_lock) = false;
+  bool stopping MIM_GUARDED_BY(sync_lock) = false;
+  uint64_t started MIM_GUARDED_BY(sync_lock) = 0;  ///< syncs begun
+  uint64_t done MIM_GUARDED_BY(sync_lock) = 0;     ///< syncs finished
+  size_t waiters MIM_GUARDED_BY(sync_lock) = 0;  ///< in wait_for_next_sync
 
   /// File writes since the last sync started (the writeback throttle).
   std::atomic<uint64_t> dirty_ios{0};

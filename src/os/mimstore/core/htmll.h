@@ -62,6 +62,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/thread_annotations.h"
 #include "core/types.h"
 #include "core/writeback_plan.h"
 
@@ -241,17 +242,18 @@ class Htmll {
   using FreqMap = std::unordered_map<std::string, uint64_t, StrHash,
                                      std::equal_to<>>;
 
-  // REQUIRES: mu_ held (all of them).
   InsertResult insert_locked(std::string_view cid, std::string_view oid,
                              uint64_t hash, sn_t sn, uint64_t offset,
-                             Incoming& in);
-  Slot* claim_slot_locked(Generation& g, std::string_view oid, uint64_t hash);
+                             Incoming& in) MIM_REQUIRES(mu_);
+  Slot* claim_slot_locked(Generation& g, std::string_view oid, uint64_t hash)
+    MIM_REQUIRES(mu_);
   std::unique_ptr<Block> remove_block_locked(Generation& g,
                                              std::string_view cid,
                                              std::string_view oid,
-                                             uint64_t hash);
+                                             uint64_t hash) MIM_REQUIRES(mu_);
   const Block* find_block_locked(const Generation& g, std::string_view cid,
-                                 std::string_view oid, uint64_t hash) const;
+                                 std::string_view oid, uint64_t hash) const
+    MIM_REQUIRES(mu_);
 
   // Blocks taken out of the cache (the caller owns them) as one state, the
   // active block over the frozen one. Either may be null. Needs no lock.
@@ -265,15 +267,17 @@ class Htmll {
   // happens before taking it, extents taken out are converted and merged
   // after releasing it, and a replaced DataRef is released outside it
   // where the code can arrange that.
-  mutable std::mutex mu_;
-  std::unique_ptr<Generation> active_;  // GUARDED_BY(mu_); never null
-  std::unique_ptr<Generation> frozen_;  // GUARDED_BY(mu_); null when none
-  std::unique_ptr<Generation> spare_;   // GUARDED_BY(mu_); an emptied generation kept for reuse
+  mutable Mutex mu_;
+  std::unique_ptr<Generation> active_ MIM_GUARDED_BY(mu_);  // never null
+  std::unique_ptr<Generation> frozen_ MIM_GUARDED_BY(mu_);  // null: none
+  // an emptied generation kept for reuse
+  std::unique_ptr<Generation> spare_ MIM_GUARDED_BY(mu_);
   /// insert() calls since the last freeze for cids without a position in
   /// the active generation (bound cids count in Generation::pos_count).
-  FreqMap unbound_freq_;                // GUARDED_BY(mu_)
-  std::vector<std::unique_ptr<Slot>> free_slots_;  // GUARDED_BY(mu_); recycled, at most the table size
-  HtmllStats counters_;                 // GUARDED_BY(mu_); the counter fields only
+  FreqMap unbound_freq_ MIM_GUARDED_BY(mu_);
+  // recycled slots, at most the table size
+  std::vector<std::unique_ptr<Slot>> free_slots_ MIM_GUARDED_BY(mu_);
+  HtmllStats counters_ MIM_GUARDED_BY(mu_);  // the counter fields only
 };
 
 }  // namespace mim

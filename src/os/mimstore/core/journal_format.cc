@@ -17,7 +17,6 @@
 #include <new>
 
 #include "core/crc32c.h"
-#include "core/journal_scanner.h"
 
 namespace mim {
 
@@ -283,23 +282,6 @@ int pick_header(const char* slot_a, const char* slot_b, size_t block_size,
     *which_slot = pick;
   }
   return 0;
-}
-
-JournalHeader header_after_replay(const JournalHeader& h, const ScanResult& r,
-                                  uint64_t new_generation)
-{
-  JournalHeader n = h;
-  n.generation = new_generation;
-  n.flags &= ~JOURNAL_FLAG_CLEAN;
-  n.header_seq = h.header_seq + 1;
-  // A batch torn between two of its entries ends the scan inside it, at an
-  // 8-aligned offset: the rest of that block was never acknowledged, and
-  // batches (so start_off and the writer's head) start block aligned.
-  const JournalGeometry g(h);
-  n.start_off = g.normalize(align_up(r.end_off, g.block_size));
-  n.start_sn = r.next_sn;
-  n.committed_up_to = r.next_sn - 1;
-  return n;
 }
 
 // ---- geometry --------------------------------------------------------------

@@ -113,17 +113,6 @@ int decode_header(const char* slot, size_t len, JournalHeader* out,
 int pick_header(const char* slot_a, const char* slot_b, size_t block_size,
                 JournalHeader* out, int* which_slot, std::string* err);
 
-/// The header to write after a replay once everything replayed is durable
-/// in the data store: new generation, replay starts where the scan ended,
-/// CLEAN cleared, header_seq + 1, start_off the scan's end rounded up to a
-/// block (a torn batch can end the scan between two of its entries). See
-/// "Generations" in the doc: without the
-/// new generation, entries of an in-flight batch that landed after a torn
-/// one could later be replayed as if they were new entries.
-struct ScanResult;
-JournalHeader header_after_replay(const JournalHeader& h, const ScanResult& r,
-                                  uint64_t new_generation);
-
 // ---- geometry --------------------------------------------------------------
 
 struct JournalGeometry {

@@ -24,7 +24,7 @@ int64_t pacer_room(int64_t limit, int64_t used, int64_t active_used,
 
 void JournalPacer::sweep_started(uint64_t objects, double now)
 {
-  std::lock_guard l(lock);
+  MutexLock l(lock);
   sweeping = objects > 0;
   total = objects;
   done = 0;
@@ -33,13 +33,13 @@ void JournalPacer::sweep_started(uint64_t objects, double now)
 
 void JournalPacer::sweep_progress(uint64_t d)
 {
-  std::lock_guard l(lock);
+  MutexLock l(lock);
   done = std::min(d, total);
 }
 
 void JournalPacer::sweep_finished(double now)
 {
-  std::lock_guard l(lock);
+  MutexLock l(lock);
   if (sweeping && now > started) {
     last_spo = (now - started) / double(total);  // all of them are done
   }
@@ -48,13 +48,13 @@ void JournalPacer::sweep_finished(double now)
 
 void JournalPacer::sync_took(double secs)
 {
-  std::lock_guard l(lock);
+  MutexLock l(lock);
   last_sync = std::max(0.0, secs);
 }
 
 double JournalPacer::remaining(double now) const
 {
-  std::lock_guard l(lock);
+  MutexLock l(lock);
   return remaining_locked(now);
 }
 
@@ -97,7 +97,7 @@ void JournalPacer::measure_ratio_locked(uint64_t payload, uint64_t appended)
 double JournalPacer::delay(uint64_t payload, int64_t free, uint64_t appended,
                            double now)
 {
-  std::lock_guard l(lock);
+  MutexLock l(lock);
   measure_ratio_locked(payload, appended);
   double rem = remaining_locked(now);
   if (rem < 0) {
@@ -130,7 +130,7 @@ double JournalPacer::delay(uint64_t payload, int64_t free, uint64_t appended,
 
 double JournalPacer::journal_ratio() const
 {
-  std::lock_guard l(lock);
+  MutexLock l(lock);
   return ratio;
 }
 

@@ -64,7 +64,8 @@
 #pragma once
 
 #include <cstdint>
-#include <mutex>
+
+#include "core/thread_annotations.h"
 
 namespace mim {
 
@@ -114,22 +115,23 @@ class JournalPacer {
   double journal_ratio() const;
 
  private:
-  double remaining_locked(double now) const;
-  void measure_ratio_locked(uint64_t payload, uint64_t appended);
+  double remaining_locked(double now) const MIM_REQUIRES(lock);
+  void measure_ratio_locked(uint64_t payload, uint64_t appended)
+    MIM_REQUIRES(lock);
 
   const JournalPacerConfig conf;
-  mutable std::mutex lock;
-  bool sweeping = false;       ///< GUARDED_BY(lock)
-  uint64_t total = 0;          ///< GUARDED_BY(lock) objects in this sweep
-  uint64_t done = 0;           ///< GUARDED_BY(lock)
-  double started = 0;          ///< GUARDED_BY(lock)
-  double last_spo = -1;        ///< GUARDED_BY(lock) s per object, last sweep
-  double last_sync = 0;        ///< GUARDED_BY(lock)
-  double next = 0;             ///< GUARDED_BY(lock) virtual admission clock
-  double ratio;                ///< GUARDED_BY(lock)
-  uint64_t admitted = 0;       ///< GUARDED_BY(lock) payload since mark
-  uint64_t appended_mark = 0;  ///< GUARDED_BY(lock)
-  bool have_mark = false;      ///< GUARDED_BY(lock)
+  mutable Mutex lock;
+  bool sweeping MIM_GUARDED_BY(lock) = false;
+  uint64_t total MIM_GUARDED_BY(lock) = 0;  ///< objects in this sweep
+  uint64_t done MIM_GUARDED_BY(lock) = 0;
+  double started MIM_GUARDED_BY(lock) = 0;
+  double last_spo MIM_GUARDED_BY(lock) = -1;  ///< s per object, last sweep
+  double last_sync MIM_GUARDED_BY(lock) = 0;
+  double next MIM_GUARDED_BY(lock) = 0;  ///< virtual admission clock
+  double ratio MIM_GUARDED_BY(lock);
+  uint64_t admitted MIM_GUARDED_BY(lock) = 0;  ///< payload since mark
+  uint64_t appended_mark MIM_GUARDED_BY(lock) = 0;
+  bool have_mark MIM_GUARDED_BY(lock) = false;
 };
 
 }  // namespace mim

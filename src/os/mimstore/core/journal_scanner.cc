@@ -397,4 +397,21 @@ ReadFn read_fn_for(IoEnv* env, int fd)
   };
 }
 
+JournalHeader header_after_replay(const JournalHeader& h, const ScanResult& r,
+                                  uint64_t new_generation)
+{
+  JournalHeader n = h;
+  n.generation = new_generation;
+  n.flags &= ~JOURNAL_FLAG_CLEAN;
+  n.header_seq = h.header_seq + 1;
+  // A batch torn between two of its entries ends the scan inside it, at an
+  // 8-aligned offset: the rest of that block was never acknowledged, and
+  // batches (so start_off and the writer's head) start block aligned.
+  const JournalGeometry g(h);
+  n.start_off = g.normalize(align_up(r.end_off, g.block_size));
+  n.start_sn = r.next_sn;
+  n.committed_up_to = r.next_sn - 1;
+  return n;
+}
+
 }  // namespace mim

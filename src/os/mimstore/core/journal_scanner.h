@@ -120,4 +120,14 @@ ReadFn read_fn_for(IoEnv* env, int fd);
 
 const char* scan_end_name(ScanResult::End e);
 
+/// The header to write after a replay once everything replayed is durable
+/// in the data store: new generation, replay starts where the scan ended,
+/// CLEAN cleared, header_seq + 1, start_off the scan's end rounded up to a
+/// block (a torn batch can end the scan between two of its entries). See
+/// "Generations" in docs/journal-format.md: without the
+/// new generation, entries of an in-flight batch that landed after a torn
+/// one could later be replayed as if they were new entries.
+JournalHeader header_after_replay(const JournalHeader& h, const ScanResult& r,
+                                  uint64_t new_generation);
+
 }  // namespace mim
