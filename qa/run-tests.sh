@@ -116,8 +116,11 @@ diskemu_tests() {
   echo "$out"
   [ "$rc" = 0 ] && ! grep -q '^SKIP:' <<<"$out"
 }
+lock_annotations() {
+  "$REPO/qa/lock-annotations.sh"
+}
 py_tests() {
-  (cd "$REPO/qa" && $PY -m unittest -q test_hddmodel test_analyze test_sampler test_sweep_report test_report test_fsworkload test_options test_osdwait)
+  (cd "$REPO/qa" && $PY -m unittest -q test_hddmodel test_analyze test_sampler test_sweep_report test_report test_fsworkload test_options test_osdwait test_structure)
 }
 
 # A fresh Debian 12 machine: install what the Ceph-free tier needs.
@@ -125,6 +128,7 @@ py_tests() {
 run_step "core build" core_build
 run_step "core tests (gtest)" core_tests
 run_step "core concurrency tests under ThreadSanitizer" core_tsan
+run_step "lock annotations (clang -Wthread-safety over core/)" lock_annotations
 run_step "HDD emulator tests (model, FUSE + loop + XFS, power cut)" diskemu_tests
 run_step "harness python tests" py_tests
 CEPH_FREE_FAILED=$FAILED

@@ -13,11 +13,11 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 # name | file | gtest filter | python edit of `s` (the file's text)
 CASES=(
   "nobarrier|MIMCollOps.cc|*MergeCrash*:*MergeKeepsCachedWritesToDest*|s = s.replace('_collection_barrier(cid, dest)', '0')"
-  "noinprogress|MIMCollOps.cc|*SplitCrash*|s = s.replace('  _set_collection_replay_guard(cid, true);\n  _set_collection_replay_guard(dest, true);\n  _debug_point(point);', '  _debug_point(point);')"
-  "notombstone|ReplayGuards.cc|*MergeSourceNotRecreated*|s = s.replace('files->get_tombstone(cid, &g) == 0 && g >= cur_spos', 'false')"
+  "noinprogress|MIMCollOps.cc|*SplitCrash*|s = s.replace('  _set_collection_replay_guard(ac, cid, true);\n  _set_collection_replay_guard(ac, dest, true);\n  _debug_point(point);', '  _debug_point(point);')"
+  "notombstone|ReplayGuards.cc|*MergeSourceNotRecreated*|s = s.replace('files->get_tombstone(cid, &g) == 0 && g >= ac.spos', 'false')"
   "noredo|MIMCollOps.cc|*RenameRedoesOmap*|s = s.replace('    if (dst == GuardVerdict::RESUME) {', '    if (false) {')"
-  "nocloneenoent|MIMOps.cc|*CloneSourceRemovedLater*|s = s.replace('  if (r == -ENOENT && replaying) {\n    // A clone source', '  if (false) {\n    // A clone source')"
-  "nopressurebytes|MIMFlush.cc|*SmallTxnsDoNotStallJournal*|s = s.replace('journal->used_since(active_gen_first_sn) < journal->size() / 4', 'st.bytes + st.frozen_bytes < journal->size() / 4')"
+  "nocloneenoent|MIMOps.cc|*CloneSourceRemovedLater*|s = s.replace('  if (r == -ENOENT && ac.replaying) {\n    // A clone source', '  if (false) {\n    // A clone source')"
+  "nopressurebytes|MIMMergeControl.cc|*SmallTxnsDoNotStallJournal*|s = s.replace('journal->used_since(active_gen_first_sn) < journal->size() / 4', 'st.bytes + st.frozen_bytes < journal->size() / 4')"
 )
 
 want=("$@")

@@ -101,8 +101,6 @@ int Collections::load_tombstones(ObjectFiles* files)
 
 void Collections::trim_tombstones(ObjectFiles* files, mim::sn_t checkpoint)
 {
-  // REQUIRES: `checkpoint` is persisted: replay never starts before it, so
-  // a tombstone of an earlier merge has nothing left to stop.
   std::lock_guard l(tombstone_lock);
   for (auto p = tombstones.begin(); p != tombstones.end();) {
     if (p->second >= checkpoint) {

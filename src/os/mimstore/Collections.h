@@ -71,6 +71,8 @@ class Collections {
   /// Read the tombstones left on disk (mount).
   int load_tombstones(ObjectFiles* files);
   /// Remove the tombstones of merges before the persisted `checkpoint`.
+  /// REQUIRES: `checkpoint` is persisted: replay never starts before it, so
+  /// a tombstone of an earlier merge has nothing left to stop.
   void trim_tombstones(ObjectFiles* files, mim::sn_t checkpoint);
 
  private:

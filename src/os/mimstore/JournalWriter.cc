@@ -274,8 +274,6 @@ void JournalWriter::issue_batch(std::unique_lock<ceph::mutex>& l, Batch* bp,
 
 void JournalWriter::complete_ready(std::unique_lock<ceph::mutex>& l)
 {
-  // REQUIRES: lock held (l). Completes finished batches at the front, in sn
-  // order; callbacks run with the lock released.
   while (!inflight.empty() && inflight.front()->done) {
     std::unique_ptr<Batch> b = std::move(inflight.front());
     inflight.pop_front();

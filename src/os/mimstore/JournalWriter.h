@@ -142,6 +142,8 @@ class JournalWriter {
   void issue_batch(std::unique_lock<ceph::mutex>& l, Batch* bp,
                    const mim::BatchPlacement& pl);
   void reaper_loop();
+  /// Complete the finished batches at the front, in sn order; callbacks
+  /// run with the lock released. REQUIRES: lock held (l).
   void complete_ready(std::unique_lock<ceph::mutex>& l);
 
   CephContext* const cct;

@@ -25,12 +25,13 @@ using ceph::bufferptr;
 using namespace mimstore;
 
 /// The collection ops of _do_transaction.
-int MIMStore::_do_coll_op(Transaction::iterator& i, Transaction::Op* op)
+int MIMStore::_do_coll_op(const ApplyContext& ac,
+                          Transaction::iterator& i, Transaction::Op* op)
 {
   int r = 0;
   switch (op->op) {
   case Transaction::OP_MKCOLL:
-    r = _create_collection(i.get_cid(op->cid), op->split_bits);
+    r = _create_collection(ac, i.get_cid(op->cid), op->split_bits);
     break;
 
   case Transaction::OP_COLL_HINT:
@@ -41,7 +42,7 @@ int MIMStore::_do_coll_op(Transaction::iterator& i, Transaction::Op* op)
     break;
 
   case Transaction::OP_RMCOLL:
-    r = _destroy_collection(i.get_cid(op->cid));
+    r = _destroy_collection(ac, i.get_cid(op->cid));
     break;
 
   case Transaction::OP_COLL_ADD:
@@ -59,7 +60,7 @@ int MIMStore::_do_coll_op(Transaction::iterator& i, Transaction::Op* op)
       ghobject_t oldoid = i.get_oid(op->oid);
       coll_t newcid = i.get_cid(op->dest_cid);
       ghobject_t newoid = i.get_oid(op->dest_oid);
-      r = _collection_move_rename(oldcid, oldoid, newcid, newoid);
+      r = _collection_move_rename(ac, oldcid, oldoid, newcid, newoid);
       if (r == -ENOENT) {
         r = 0;
       }
@@ -71,7 +72,7 @@ int MIMStore::_do_coll_op(Transaction::iterator& i, Transaction::Op* op)
       coll_t cid = i.get_cid(op->cid);
       ghobject_t oldoid = i.get_oid(op->oid);
       ghobject_t newoid = i.get_oid(op->dest_oid);
-      r = _collection_move_rename(cid, oldoid, cid, newoid);
+      r = _collection_move_rename(ac, cid, oldoid, cid, newoid);
       if (r == -ENOENT) {
         r = 0;
       }
@@ -89,12 +90,12 @@ int MIMStore::_do_coll_op(Transaction::iterator& i, Transaction::Op* op)
     break;
 
   case Transaction::OP_SPLIT_COLLECTION2:
-    r = _split_collection(i.get_cid(op->cid), op->split_bits,
+    r = _split_collection(ac, i.get_cid(op->cid), op->split_bits,
                           op->split_rem, i.get_cid(op->dest_cid));
     break;
 
   case Transaction::OP_MERGE_COLLECTION:
-    r = _merge_collection(i.get_cid(op->cid), op->split_bits,
+    r = _merge_collection(ac, i.get_cid(op->cid), op->split_bits,
                           i.get_cid(op->dest_cid));
     break;
 
@@ -108,14 +109,15 @@ int MIMStore::_do_coll_op(Transaction::iterator& i, Transaction::Op* op)
   return r;
 }
 
-int MIMStore::_create_collection(const coll_t& cid, int bits)
+int MIMStore::_create_collection(const ApplyContext& ac,
+                                 const coll_t& cid, int bits)
 {
   dout(15) << __func__ << " " << cid << " bits " << bits << dendl;
-  if (!_should_apply(cid, nullptr)) {
+  if (!_should_apply(ac, cid, nullptr)) {
     return 0;
   }
   int r = files->create_collection(cid, bits);
-  if (r == -EEXIST && replaying) {
+  if (r == -EEXIST && ac.replaying) {
     r = files->set_collection_bits(cid, bits);
   }
   if (r < 0) {
@@ -124,7 +126,7 @@ int MIMStore::_create_collection(const coll_t& cid, int bits)
   CollectionRef c = colls.get_or_create(this, cid);
   {
     std::unique_lock l(c->lock);
-    if (!replaying) {
+    if (!ac.replaying) {
       c->objects.clear();
     }
     c->bits = bits;
@@ -132,14 +134,14 @@ int MIMStore::_create_collection(const coll_t& cid, int bits)
   }
   // A later remove and re-create of this collection must not let replay
   // apply this incarnation's ops to the next one.
-  _set_collection_replay_guard(cid);
+  _set_collection_replay_guard(ac, cid);
   return 0;
 }
 
-int MIMStore::_destroy_collection(const coll_t& cid)
+int MIMStore::_destroy_collection(const ApplyContext& ac, const coll_t& cid)
 {
   dout(15) << __func__ << " " << cid << dendl;
-  if (!_should_apply(cid, nullptr)) {
+  if (!_should_apply(ac, cid, nullptr)) {
     return 0;
   }
   auto c = colls.get(cid);
@@ -156,7 +158,7 @@ int MIMStore::_destroy_collection(const coll_t& cid)
     }
   }
   int r = files->remove_collection(cid);
-  if (r < 0 && !(r == -ENOENT && replaying)) {
+  if (r < 0 && !(r == -ENOENT && ac.replaying)) {
     return r;
   }
   {
@@ -167,7 +169,8 @@ int MIMStore::_destroy_collection(const coll_t& cid)
   return 0;
 }
 
-int MIMStore::_collection_move_rename(const coll_t& oldcid,
+int MIMStore::_collection_move_rename(const ApplyContext& ac,
+                                      const coll_t& oldcid,
                                       const ghobject_t& oldoid,
                                       const coll_t& newcid,
                                       const ghobject_t& newoid)
@@ -189,15 +192,15 @@ int MIMStore::_collection_move_rename(const coll_t& oldcid,
   if (!nc) {
     // replay: the destination collection went away later; so must the
     // source
-    return replaying ? _remove(oldcid, oldoid) : -ENOENT;
+    return ac.replaying ? _remove(ac, oldcid, oldoid) : -ENOENT;
   }
-  const GuardVerdict dst = _guard_cmp(newcid, &newoid);
+  const GuardVerdict dst = _guard_cmp(ac, newcid, &newoid);
   if (dst == GuardVerdict::SKIP) {
     // done, and the target has moved on since: a source name that replay
     // re-created is stale (its own guard decides)
-    return replaying ? _remove(oldcid, oldoid) : 0;
+    return ac.replaying ? _remove(ac, oldcid, oldoid) : 0;
   }
-  if (_guard_cmp(oldcid, &oldoid) == GuardVerdict::SKIP) {
+  if (_guard_cmp(ac, oldcid, &oldoid) == GuardVerdict::SKIP) {
     return 0;  // the source carries a newer guard: not ours to touch
   }
   string ofname = object_file_name(oldoid);
@@ -205,7 +208,7 @@ int MIMStore::_collection_move_rename(const coll_t& oldcid,
   TwoLocks l(obj_locks.of(oc->name, ofname),
              obj_locks.of(nc->name, nfname));
   if (!oc->has(oldoid)) {
-    if (!replaying) {
+    if (!ac.replaying) {
       return -ENOENT;
     }
     if (dst == GuardVerdict::RESUME) {
@@ -218,20 +221,20 @@ int MIMStore::_collection_move_rename(const coll_t& oldcid,
       if (r < 0) {
         return r;
       }
-      r = omap->clone(oldoid, newoid, &cur_spos);
+      r = omap->clone(oldoid, newoid, &ac.spos);
       if (r < 0 && r != -ENOENT) {
         return r;
       }
-      r = omap->clear(oldoid, &cur_spos);
+      r = omap->clear(oldoid, &ac.spos);
       if (r < 0 && r != -ENOENT) {
         return r;
       }
-      _set_replay_guard(f, newoid);
+      _set_replay_guard(ac, f, newoid);
     }
     return 0;  // moved before the crash
   }
   bool stale_dst = nc->has(newoid);
-  if (stale_dst && !replaying) {
+  if (stale_dst && !ac.replaying) {
     return -EEXIST;  // like the other stores: never rename over an object
   }
   int r = _take_cached(oldcid, ofname, Taken::WRITE_BACK);
@@ -247,10 +250,10 @@ int MIMStore::_collection_move_rename(const coll_t& oldcid,
     return r;
   }
   if (dst == GuardVerdict::APPLY) {
-    _set_replay_guard(f, oldoid, true);
+    _set_replay_guard(ac, f, oldoid, true);
   }
   r = files->link_object(oldcid, oldoid, newcid, newoid);
-  if (r == -EEXIST && replaying) {
+  if (r == -EEXIST && ac.replaying) {
     // We crashed after the link: the new name already holds the object
     // (it carries this op's in-progress guard). The source name may be a
     // stale file that replaying earlier ops re-created, while the object
@@ -261,16 +264,16 @@ int MIMStore::_collection_move_rename(const coll_t& oldcid,
     return r;
   }
   _debug_point("rename:linked");
-  r = omap->clone(oldoid, newoid, &cur_spos);
+  r = omap->clone(oldoid, newoid, &ac.spos);
   if (r < 0 && r != -ENOENT) {
     return r;
   }
-  r = omap->clear(oldoid, &cur_spos);
+  r = omap->clear(oldoid, &ac.spos);
   if (r < 0 && r != -ENOENT) {
     return r;
   }
   r = files->unlink_name(oldcid, oldoid);
-  if (r < 0 && !(r == -ENOENT && replaying)) {
+  if (r < 0 && !(r == -ENOENT && ac.replaying)) {
     return r;
   }
   _debug_point("rename:unlinked");
@@ -282,7 +285,7 @@ int MIMStore::_collection_move_rename(const coll_t& oldcid,
     std::unique_lock nl(nc->lock);
     nc->objects.insert(newoid);
   }
-  _set_replay_guard(f, newoid);
+  _set_replay_guard(ac, f, newoid);
   return 0;
 }
 
@@ -298,15 +301,16 @@ int MIMStore::_collection_move_rename(const coll_t& oldcid,
 // then renamed over the real one, and a closed destination guard made
 // replay skip cached writes that had never reached the disk.
 
-int MIMStore::_begin_move(const coll_t& cid, const coll_t& dest,
+int MIMStore::_begin_move(const ApplyContext& ac,
+                          const coll_t& cid, const coll_t& dest,
                           const char* point)
 {
   int r = _collection_barrier(cid, dest);
   if (r < 0) {
     return r;
   }
-  _set_collection_replay_guard(cid, true);
-  _set_collection_replay_guard(dest, true);
+  _set_collection_replay_guard(ac, cid, true);
+  _set_collection_replay_guard(ac, dest, true);
   _debug_point(point);
   return 0;
 }
@@ -341,13 +345,14 @@ int MIMStore::_move_objects(Collection* sc, Collection* dc,
   return 0;
 }
 
-int MIMStore::_split_collection(const coll_t& cid, uint32_t bits,
+int MIMStore::_split_collection(const ApplyContext& ac,
+                                const coll_t& cid, uint32_t bits,
                                 uint32_t rem, const coll_t& dest)
 {
   dout(15) << __func__ << " " << cid << " bits " << bits << " rem " << rem
            << " -> " << dest << dendl;
-  if (_guard_cmp(dest, nullptr) == GuardVerdict::SKIP ||
-      _guard_cmp(cid, nullptr) == GuardVerdict::SKIP) {
+  if (_guard_cmp(ac, dest, nullptr) == GuardVerdict::SKIP ||
+      _guard_cmp(ac, cid, nullptr) == GuardVerdict::SKIP) {
     return 0;  // done before the crash
   }
   auto sc = colls.get(cid);
@@ -355,7 +360,7 @@ int MIMStore::_split_collection(const coll_t& cid, uint32_t bits,
   if (!sc || !dc) {
     return -ENOENT;
   }
-  int r = _begin_move(cid, dest, "split:guarded");
+  int r = _begin_move(ac, cid, dest, "split:guarded");
   if (r < 0) {
     return r;
   }
@@ -369,25 +374,26 @@ int MIMStore::_split_collection(const coll_t& cid, uint32_t bits,
     return r;
   }
   _debug_point("split:moved");
-  _set_collection_replay_guard(dest);
+  _set_collection_replay_guard(ac, dest);
   _debug_point("split:dest-closed");
-  _set_collection_replay_guard(cid);
+  _set_collection_replay_guard(ac, cid);
   return 0;
 }
 
-int MIMStore::_merge_collection(const coll_t& cid, uint32_t bits,
+int MIMStore::_merge_collection(const ApplyContext& ac,
+                                const coll_t& cid, uint32_t bits,
                                 const coll_t& dest)
 {
   dout(15) << __func__ << " " << cid << " bits " << bits << " -> " << dest
            << dendl;
-  if (_guard_cmp(dest, nullptr) == GuardVerdict::SKIP) {
+  if (_guard_cmp(ac, dest, nullptr) == GuardVerdict::SKIP) {
     return 0;  // done before the crash
   }
   // Replay of a merge that had moved everything: the tombstone says so.
   SequencerPosition gone;
-  bool moved = replaying && files->get_tombstone(cid, &gone) == 0 &&
-    gone == cur_spos;
-  if (!moved && _guard_cmp(cid, nullptr) == GuardVerdict::SKIP) {
+  bool moved = ac.replaying && files->get_tombstone(cid, &gone) == 0 &&
+    gone == ac.spos;
+  if (!moved && _guard_cmp(ac, cid, nullptr) == GuardVerdict::SKIP) {
     return 0;
   }
   auto sc = colls.get(cid);
@@ -397,7 +403,7 @@ int MIMStore::_merge_collection(const coll_t& cid, uint32_t bits,
   }
   int r;
   if (!moved) {
-    r = _begin_move(cid, dest, "merge:guarded");
+    r = _begin_move(ac, cid, dest, "merge:guarded");
     if (r < 0) {
       return r;
     }
@@ -406,7 +412,7 @@ int MIMStore::_merge_collection(const coll_t& cid, uint32_t bits,
     if (r < 0) {
       return r;
     }
-    r = colls.record_tombstone(files.get(), cid, cur_spos);
+    r = colls.record_tombstone(files.get(), cid, ac.spos);
     if (r < 0) {
       derr << "cannot record the removal of " << cid << ": "
            << cpp_strerror(r) << dendl;
@@ -420,7 +426,7 @@ int MIMStore::_merge_collection(const coll_t& cid, uint32_t bits,
   }
   if (sc) {
     r = files->remove_collection(cid);
-    if (r < 0 && !(r == -ENOENT && replaying)) {
+    if (r < 0 && !(r == -ENOENT && ac.replaying)) {
       return r;
     }
     {
@@ -430,7 +436,7 @@ int MIMStore::_merge_collection(const coll_t& cid, uint32_t bits,
     colls.drop(cid);
   }
   _debug_point("merge:removed");
-  _set_collection_replay_guard(dest);
+  _set_collection_replay_guard(ac, dest);
   return 0;
 }
 

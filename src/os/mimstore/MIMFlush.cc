@@ -1,8 +1,9 @@
 // -*- mode:C++; tab-width:8; c-basic-offset:2; indent-tabs-mode:t -*-
 // vim: ts=8 sw=2 smarttab
 /*
- * mimstore: MIM phase 2 (the full flush of a frozen HTMLL generation), the
- * freeze triggers, backpressure, and the store's side of the sync thread.
+ * mimstore: MIM phase 2 (the full flush of a frozen HTMLL generation) and
+ * the store's side of the sync thread. When a generation is frozen, and how
+ * writers are slowed meanwhile, is MIMMergeControl.cc.
  *
  * Durability accounting (which sn is durable, when the checkpoint moves,
  * the sync thread) is core/durability.h; this file supplies its hooks: the
@@ -58,267 +59,7 @@ void give_back_free_memory()
 #endif
 }
 
-int trigger_counter(mim::FlushTrigger t)
-{
-  switch (t) {
-  case mim::FlushTrigger::SPACE: return l_mimstore_flush_space;
-  case mim::FlushTrigger::TIME: return l_mimstore_flush_time;
-  case mim::FlushTrigger::MEMORY_CAP: return l_mimstore_flush_memory;
-  case mim::FlushTrigger::INDEX_BUDGET: return l_mimstore_flush_index;
-  case mim::FlushTrigger::JOURNAL_PRESSURE: return l_mimstore_flush_journal;
-  default: return l_mimstore_flush_explicit;
-  }
-}
-
 }  // namespace
-
-// ---------------------------------------------------------------------------
-// freezing (apply thread)
-
-void MIMStore::_request_freeze(mim::FlushTrigger why)
-{
-  if (!conf.merge) {
-    // Nothing cached: a checkpoint is all that helps.
-    durability.request_sync();
-    return;
-  }
-  {
-    std::lock_guard l(bg_lock);
-    if (freeze_queued && why != mim::FlushTrigger::EXPLICIT) {
-      return;
-    }
-    freeze_queued = true;
-  }
-  sequencer.push(ApplyItem{nullptr, why});
-}
-
-void MIMStore::_maybe_freeze(mim::FlushTrigger forced)
-{
-  // REQUIRES: apply thread, between two transactions (so every sn's merged
-  // writes are in one generation, and their holds are taken).
-  auto st = htmll->stats();
-  logger->set(l_mimstore_htmll_blocks, st.blocks_used);
-  logger->set(l_mimstore_htmll_bytes, st.all_bytes());
-  logger->set(l_mimstore_htmll_index_bytes, st.all_index_bytes());
-  if (data_write_ios) {
-    logger->set(l_mimstore_merge_ratio,
-                client_writes * 100 / data_write_ios);
-  }
-  if (!conf.merge) {
-    return;
-  }
-  std::unique_lock l(bg_lock);
-  if (forced != mim::FlushTrigger::NONE) {
-    freeze_queued = false;
-  }
-  mim::FlushTrigger trigger = forced;
-  if (trigger == mim::FlushTrigger::NONE) {
-    double since = std::chrono::duration<double>(
-      ceph::mono_clock::now() - last_freeze).count();
-    // Occupancy in block-equivalents of cached data. The paper's blocks
-    // are whole object-sized buffers, so its block count measures memory;
-    // ours are sparse (memory follows the bytes), and counting them would
-    // flush after a few hundred scattered 4 KiB writes, before anything
-    // could merge.
-    uint64_t occupied = (st.bytes + conf.block_size - 1) / conf.block_size;
-    trigger = policy->check(occupied, st.all_bytes(), since, st.index_bytes);
-    if (trigger == mim::FlushTrigger::NONE && conf.merge_data_in_journal &&
-        journal->used_since(active_gen_first_sn) >= generation_journal_bytes) {
-      // The space threshold in journal bytes, padding and transaction
-      // included (about twice the payload of a 4 KiB write): the journal
-      // is what a generation fills here, and the next one gets the same
-      // share while this one is written back.
-      trigger = mim::FlushTrigger::SPACE;
-    }
-    if (trigger == mim::FlushTrigger::NONE || st.blocks_used == 0) {
-      return;
-    }
-  }
-  if (flush_pending) {
-    // One generation is flushed at a time; new writes keep merging into the
-    // active one meanwhile (double buffering). An explicit request is
-    // remembered and re-queued when the running flush ends. Journal
-    // pressure is not: the running flush is what frees the journal, and
-    // freezing again right after it would only make the next generation
-    // small, each object rewritten for a handful of writes.
-    if (forced != mim::FlushTrigger::NONE &&
-        forced != mim::FlushTrigger::JOURNAL_PRESSURE) {
-      refreeze = forced;
-    }
-    return;
-  }
-  if (forced == mim::FlushTrigger::EXPLICIT) {
-    ++explicit_handled;
-  }
-  if (forced == mim::FlushTrigger::JOURNAL_PRESSURE &&
-      journal->used_since(active_gen_first_sn) < journal->size() / 4) {
-    // The journal is held by older transactions, flushed but waiting for a
-    // sync, not by this generation: a sync frees it. Freezing now would
-    // only cut a small generation, each object rewritten for a handful of
-    // writes, and the journal would stay just as full. Measured in journal
-    // bytes, padding included: counted in payload bytes, a stream of small
-    // omap-only transactions behind one cached write filled the journal
-    // while this still said "small", and clients stalled until the time
-    // threshold.
-    durability.request_sync();
-    return;
-  }
-  if (st.blocks_used == 0) {
-    bg_cond.notify_all();
-    return;
-  }
-  mim::FlushOrder order;
-  if (!htmll->freeze(&order)) {
-    return;
-  }
-  dout(10) << "freeze (" << mim::to_string(trigger) << "): " << order.blocks
-           << " blocks, " << order.bytes << " bytes" << dendl;
-  logger->inc(trigger_counter(trigger));
-  _set_frozen_locked(std::move(order));
-  // The transaction being applied (if any) is in the frozen generation.
-  active_gen_first_sn = std::max<sn_t>(sequencer.applied_sn(), applying_sn) + 1;
-  bg_cond.notify_all();
-}
-
-void MIMStore::_set_frozen_locked(mim::FlushOrder&& order)
-{
-  // REQUIRES: bg_lock.
-  flush_order = std::move(order);
-  flush_pending = true;
-  last_freeze = ceph::mono_clock::now();
-}
-
-void MIMStore::_throttle_writeback()
-{
-  // REQUIRES: the apply thread between two transactions (merging off), or
-  // the flush thread between two objects; no locks held.
-  // Like FileStore's WBThrottle: bound the data written to files but not
-  // yet synced. Without a bound the page cache piles up more than the disk
-  // writes in minutes, a sync then takes minutes, and the checkpoint (and
-  // with it the journal) stalls behind it.
-  if (!durability.over_writeback_limit()) {
-    return;
-  }
-  logger->inc(l_mimstore_wbthrottle_waits);
-  durability.wait_for_next_sync();
-}
-
-// One delay of _backoff's two kinds, in its count and latency counters.
-static void count_delay(PerfCounters* logger, int count, int lat,
-                        double secs)
-{
-  if (secs > 0) {
-    logger->inc(count);
-    logger->tinc(lat, ceph::make_timespan(secs));
-  }
-}
-
-void MIMStore::_backoff(uint64_t payload_bytes)
-{
-  // REQUIRES: a submitting thread, no store locks held.
-  // Two delays, the longer one is served:
-  // - Like the BackoffThrottle of FileStore and BlueStore: once the journal
-  //   or the merge cache is more than mimstore_backoff_low full, each new
-  //   transaction is delayed, quadratically more up to
-  //   mimstore_backoff_max_delay at mimstore_backoff_high. Both free space
-  //   in steps (a generation written back, then synced); without a delay
-  //   clients run at full speed into a full journal or cache and then stop
-  //   dead for the whole step.
-  // - While a generation is written back, the pacer (core/journal_pacer.h)
-  //   admits transactions at the rate that makes the journal space left
-  //   below mimstore_backoff_high last until the write back frees it, the
-  //   next generation taking at most mimstore_generation_journal_share of it
-  //   (mim::pacer_room). The
-  //   quadratic delay alone cannot: 20 ms per transaction still lets 8
-  //   clients fill a journal that a sweep frees only after minutes.
-  double quad = 0;
-  double fill = double(journal->used()) / double(journal->size());
-  if (conf.merge) {
-    auto st = htmll->stats();
-    fill = std::max(fill, double(st.all_bytes()) / double(cache_cap));
-    if (conf.cache_index_max_bytes) {
-      fill = std::max(fill, double(st.all_index_bytes()) /
-                              double(conf.cache_index_max_bytes));
-    }
-  }
-  if (conf.backoff_max_delay > 0 && fill > conf.backoff_low) {
-    double x = std::min(1.0, (fill - conf.backoff_low) /
-                               (conf.backoff_high -
-                                conf.backoff_low));
-    quad = conf.backoff_max_delay * x * x;
-  }
-  double pace = 0;
-  if (conf.merge && conf.backoff_pace) {
-    int64_t free = mim::pacer_room(
-      int64_t(conf.backoff_high * double(journal->size())),
-      int64_t(journal->used()),
-      int64_t(journal->used_since(active_gen_first_sn)),
-      conf.generation_journal_share);
-    pace = pacer.delay(payload_bytes, free,
-                       logger->get(l_mimstore_journal_bytes), _mono_secs());
-    count_delay(logger, l_mimstore_pace_waits, l_mimstore_pace_lat, pace);
-  }
-  count_delay(logger, l_mimstore_backoffs, l_mimstore_backoff_lat, quad);
-  double delay = std::max(quad, pace);
-  if (delay > 0) {
-    std::this_thread::sleep_for(std::chrono::duration<double>(delay));
-  }
-}
-
-double MIMStore::_mono_secs()
-{
-  return ceph::to_seconds<double>(
-    ceph::mono_clock::now().time_since_epoch());
-}
-
-void MIMStore::_wait_for_cache_room(uint64_t bytes)
-{
-  // REQUIRES: apply thread, between two transactions, no locks held.
-  // Backpressure instead of direct writes: when the cache is full while a
-  // flush is still writing the frozen generation back, the writer waits
-  // for the room the flush frees object by object. A direct write would
-  // first have to write the object's cached extents, synchronously, behind
-  // the flush's backlog on the disk: much slower than waiting.
-  // With the data in the journal the journal bounds the bytes (pressure,
-  // pacer, backoff): only the index budget makes a writer wait. The cache
-  // can be over cache_cap after a mount that kept a window larger than
-  // half the journal; the MEMORY_CAP trigger freezes it at the first apply.
-  // The index is checked before the transaction's records are added, so
-  // it can pass the budget by one transaction's.
-  if (!conf.merge || !bytes) {
-    return;
-  }
-  const bool bytes_bound = !conf.merge_data_in_journal;
-  const uint64_t cap = cache_cap, index_cap = conf.cache_index_max_bytes;
-  if (!bytes_bound && !index_cap) {
-    return;
-  }
-  mim::FlushTrigger why = mim::FlushTrigger::NONE;
-  auto full = [&] {
-    auto st = htmll->stats();
-    if (bytes_bound && st.all_bytes() + bytes > cap) {
-      why = mim::FlushTrigger::MEMORY_CAP;
-    } else if (index_cap && st.all_index_bytes() >= index_cap) {
-      why = mim::FlushTrigger::INDEX_BUDGET;
-    } else {
-      return false;
-    }
-    return true;
-  };
-  if (!full()) {
-    return;
-  }
-  _maybe_freeze(why);
-  std::unique_lock l(bg_lock);
-  bool waited = false;
-  while (flush_pending && full()) {
-    if (!waited) {
-      logger->inc(l_mimstore_cache_full_waits);
-      waited = true;
-    }
-    room_cond.wait_for(l, std::chrono::milliseconds(100));
-  }
-}
 
 // ---------------------------------------------------------------------------
 // flush thread
@@ -327,8 +68,7 @@ int MIMStore::_write_back_object(const string& cname, const string& fname,
                                  mim::ObjectState& st, WritebackOf of,
                                  std::string* buf)
 {
-  // REQUIRES: the object's stripe lock; *buf the caller's, reused across
-  // objects: a buffer of a run's size (up to an object) made and freed per
+  // *buf is reused across objects: a buffer of a run's size (up to an object) made and freed per
   // object, between the index's small allocations of other threads, left
   // tcmalloc's page heap tens of MiB of free spans it could not give back.
   ObjectFDRef f;
@@ -388,9 +128,7 @@ int MIMStore::_write_back_object(const string& cname, const string& fname,
 int MIMStore::_fill_run(const ObjectFDRef& f, const mim::WriteRun& run,
                         std::string* buf)
 {
-  // REQUIRES: the object's stripe lock. Returns 1 with the whole run in
-  // *buf (the gaps read from the file, the cached bytes on top), 0 when a
-  // gap's bytes are not in memory, or -errno.
+  // The gaps are read from the file, the cached bytes go on top.
   // A gap joined from memory costs only its transfer, which a separate
   // write in the same sweep waits for anyway (the platter turns under the
   // head), and saves a request. A gap read from the disk costs a
@@ -433,7 +171,6 @@ int MIMStore::_fill_run(const ObjectFDRef& f, const mim::WriteRun& run,
 int MIMStore::_write_pieces(const ObjectFDRef& f, PieceIter begin,
                             PieceIter end, std::string* buf, WritebackOf of)
 {
-  // REQUIRES: the object's stripe lock; [begin, end) adjacent cached pieces.
   uint64_t off = begin->offset, len = 0;
   bool in_journal = false;
   for (auto p = begin; p != end; ++p) {
@@ -461,7 +198,6 @@ int MIMStore::_write_pieces(const ObjectFDRef& f, PieceIter begin,
 int MIMStore::_write_run(const ObjectFDRef& f, uint64_t off, uint64_t len,
                          const std::vector<struct iovec>& iov, WritebackOf of)
 {
-  // REQUIRES: the object's stripe lock; len = the iov's total length.
   int r = files->write_iov(f, off, iov);
   if (r < 0) {
     derr << "write back " << f->path << " " << off << "~" << len
@@ -482,7 +218,7 @@ int MIMStore::_write_run(const ObjectFDRef& f, uint64_t off, uint64_t len,
 
 void MIMStore::_start_writebacks()
 {
-  // REQUIRES: flush thread, no object lock held. Like FileStore's flusher:
+  // Like FileStore's flusher:
   // hand each run to the disk as soon as it is written, and
   // (_wait_writeback_window) keep a bounded amount in flight. Left to the
   // sync, a whole generation (gigabytes) reaches the disk queue at once,
@@ -518,7 +254,7 @@ void MIMStore::_start_writebacks()
 
 void MIMStore::_wait_writeback_window()
 {
-  // REQUIRES: flush thread, no object lock held (this waits on the disk).
+  // (no object lock held: this waits on the disk)
   while (wb_window_bytes > conf.flush_writeback_window &&
          !wb_window.empty()) {
     auto& o = wb_window.front();
@@ -531,17 +267,16 @@ void MIMStore::_wait_writeback_window()
 
 void MIMStore::_end_writeback_window()
 {
-  // REQUIRES: flush thread. What is still in flight is the sync's to wait
-  // for; only the fd references go.
+  // What is still in flight is the sync's to wait for; only the fd
+  // references go.
   wb_window.clear();
   wb_window_bytes = 0;
 }
 
 std::vector<MIMStore::FlushItem> MIMStore::_writeback_order()
 {
-  // REQUIRES: flush thread, no locks held (the addresses are read from the
-  // filesystem; they are a hint, so an object changing meanwhile only costs
-  // a seek).
+  // The addresses are a hint, so an object changing meanwhile only costs
+  // a seek.
   std::vector<FlushItem> items;
   items.reserve(flush_order.blocks);
   for (auto& [cname, fnames] : flush_order.collections) {
@@ -579,8 +314,8 @@ std::vector<MIMStore::FlushItem> MIMStore::_writeback_order()
 
 bool MIMStore::_stop_leaves_window()
 {
-  std::lock_guard l(bg_lock);
-  return bg_stop && conf.merge && !umount_writes_back;
+  std::lock_guard l(freeze_lock);
+  return flush_stop && conf.merge && !umount_writes_back;
 }
 
 void MIMStore::_flush_frozen()
@@ -653,9 +388,9 @@ void MIMStore::_flush_frozen()
 
 void MIMStore::_flush_thread()
 {
-  std::unique_lock l(bg_lock);
+  std::unique_lock l(freeze_lock);
   while (true) {
-    bg_cond.wait(l, [this] { return bg_stop || flush_pending; });
+    freeze_cond.wait(l, [this] { return flush_stop || flush_pending; });
     if (!flush_pending) {
       break;
     }
@@ -667,7 +402,7 @@ void MIMStore::_flush_thread()
     room_cond.notify_all();
     mim::FlushTrigger again = refreeze;
     refreeze = mim::FlushTrigger::NONE;
-    bg_cond.notify_all();
+    freeze_cond.notify_all();
     l.unlock();
     durability.request_sync();
     if (again != mim::FlushTrigger::NONE) {
@@ -730,44 +465,4 @@ mim::DurabilityHooks MIMStore::_durability_hooks()
   };
   h.tick = [this] { _time_tick(); };
   return h;
-}
-
-void MIMStore::_time_tick()
-{
-  // REQUIRES: the sync thread, no locks held. The time threshold also
-  // fires when no writes arrive to check it.
-  bool time_due = false;
-  {
-    std::lock_guard l(bg_lock);
-    if (conf.merge && !flush_pending && !freeze_queued) {
-      double idle = std::chrono::duration<double>(
-        ceph::mono_clock::now() - last_freeze).count();
-      time_due = idle >= policy->time_thresh();
-    }
-  }
-  if (time_due && htmll->stats().blocks_used) {
-    _request_freeze(mim::FlushTrigger::TIME);
-  }
-}
-
-int MIMStore::_flush_everything()
-{
-  // Used by umount and the admin command: write every cached byte back and
-  // checkpoint up to the newest applied transaction.
-  sequencer.wait_applied_all();
-  if (conf.merge) {
-    uint64_t want;
-    {
-      std::unique_lock l(bg_lock);
-      bg_cond.wait(l, [this] { return !flush_pending; });
-      want = explicit_handled + 1;
-    }
-    _request_freeze(mim::FlushTrigger::EXPLICIT);
-    std::unique_lock l(bg_lock);
-    bg_cond.wait(l, [&] {
-      return explicit_handled >= want && !flush_pending;
-    });
-  }
-  durability.wait_for_next_sync();
-  return 0;
 }

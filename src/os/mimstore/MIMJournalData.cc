@@ -34,9 +34,10 @@ using ceph::bufferlist;
 using ceph::bufferptr;
 using namespace mimstore;
 
-uint64_t MIMStore::_journal_pos(const bufferlist& bl) const
+uint64_t MIMStore::_journal_pos(const ApplyContext& ac,
+                                const bufferlist& bl) const
 {
-  const TransContext* t = applying_txc;
+  const TransContext* t = ac.txc;
   if (!t || t->payload_off == mim::NO_JPOS || t->payload_index.empty()) {
     return mim::NO_JPOS;
   }
@@ -68,10 +69,11 @@ void MIMStore::_verify_journal_copy(const mim::DataRef& d, const char* where)
   logger->inc(l_mimstore_journal_data_verified);
 }
 
-bool MIMStore::_cached_form(bufferlist& bl, mim::DataRef* out)
+bool MIMStore::_cached_form(const ApplyContext& ac,
+                            bufferlist& bl, mim::DataRef* out)
 {
   // Before any rebuild(): found by the addresses of the payload's buffers.
-  const uint64_t jpos = _journal_pos(bl);
+  const uint64_t jpos = _journal_pos(ac, bl);
   const uint64_t len = bl.length();
   if (conf.merge_data_in_journal) {
     if (jpos == mim::NO_JPOS) {

@@ -2,7 +2,8 @@
 // vim: ts=8 sw=2 smarttab
 /*
  * mimstore's lifecycle: mkfs, mkjournal, mount (open, replay, start),
- * umount, flush_journal, dump_journal and fsck. What a mount opens, in
+ * umount, flush_journal, dump_journal and fsck. The replay itself is in
+ * MIMReplay.cc. What a mount opens, in
  * order: the lock file, the I/O stack (with the fault seam when
  * configured), the object files, RocksDB and the omap, the journal, then
  * replay, the merge cache, the threads and the admin commands.
@@ -214,6 +215,36 @@ void MIMStore::_close_db()
   db = nullptr;
 }
 
+int MIMStore::_close_all(JournalEnd end)
+{
+  // In the order that is safe: the journal first (its writer threads stop),
+  // then what the ops and replay used (collection handles, the merge
+  // cache, RocksDB, the object files), the I/O stack under all of them, the
+  // counters' registration, and the lock file last, so no second mount
+  // starts while anything of this one is still open.
+  int r = 0;
+  if (journal) {
+    r = journal->close(end == JournalEnd::CLEAN);  // again is a no-op
+    journal.reset();
+  }
+  colls.clear();
+  htmll.reset();
+  policy.reset();
+  _close_db();
+  files.reset();
+  _close_io();
+  if (logger_registered) {
+    // (the logger itself stays, so the counters can be read after umount)
+    cct->get_perfcounters_collection()->remove(logger);
+    logger_registered = false;
+  }
+  if (lock_fd >= 0) {
+    ::close(lock_fd);
+    lock_fd = -1;
+  }
+  return r;
+}
+
 int MIMStore::_check_fsid()
 {
   string s;
@@ -340,9 +371,7 @@ int MIMStore::mkfs()
     r = write_meta("mkfs_done", "yes");
   }
  out:
-  journal.reset();
-  files.reset();
-  _close_io();
+  _close_all(JournalEnd::AS_IS);  // (a journal made here is closed clean)
   return r;
 }
 
@@ -359,7 +388,7 @@ int MIMStore::_open_offline(const char* tool)
   if (r == 0) {
     r = _open_io();
     if (r < 0) {
-      _close_io();
+      _close_all(JournalEnd::AS_IS);
     }
   }
   return r;
@@ -402,8 +431,7 @@ int MIMStore::mkjournal()
     }
   }
  out:
-  journal.reset();
-  _close_io();
+  _close_all(JournalEnd::AS_IS);
   return r;
 }
 
@@ -428,139 +456,6 @@ int MIMStore::_load_collections()
     colls.add(ref);
   }
   dout(5) << "loaded " << colls.size() << " collections" << dendl;
-  return 0;
-}
-
-void MIMStore::_freeze_replayed(sn_t end)
-{
-  // REQUIRES: replay (mount thread, no other thread started).
-  replay_froze_at = end;
-  mim::FlushOrder order;
-  if (!htmll->freeze(&order)) {
-    return;  // nothing cached below `end`
-  }
-  dout(1) << "replay: the writes before sn " << end << " not yet written "
-          << "back go back as the frozen generation (" << order.blocks
-          << " blocks, " << order.bytes << " bytes)" << dendl;
-  std::lock_guard l(bg_lock);
-  _set_frozen_locked(std::move(order));
-}
-
-int MIMStore::_replay_journal()
-{
-  // Replay applies through the normal op code with guards consulted. With
-  // merging on and a journal whose end can be kept, the window survives the
-  // mount: a replayed write goes back into the merge cache, its bytes where
-  // they are in the journal, holding its sn as a live write does, and the
-  // journal keeps every replayed entry (start_keeping). Otherwise (merging
-  // off, or an end that cannot be kept: a batch torn between two entries,
-  // damage let through by mimstore_journal_ignore_corruption) every
-  // replayed write goes to its file, and one sync makes all of it durable
-  // before the journal restarts empty. docs/store.md "Replay".
-  std::ostringstream err;
-  bool keepable = false;
-  int r = journal->check(&keepable, err);
-  if (r < 0) {
-    derr << "journal replay failed: " << err.str() << dendl;
-    std::cerr << "mimstore: journal replay failed: " << err.str()
-              << std::endl;
-    return r;
-  }
-  keep_window = conf.merge && keepable;
-  r = written_back->load(journal->first_live_sn());
-  if (r < 0) {
-    derr << "cannot read the written-back records from the DB: "
-         << cpp_strerror(r) << dendl;
-    return r;
-  }
-  const bool merge = conf.merge;
-  conf.merge = keep_window;
-  if (keep_window) {
-    durability.reset_checkpoint(journal->first_live_sn());
-  }
-  replaying = true;
-  skipped_written_back = 0;
-  // Where the generation under way at the stop ended, if a sweep left
-  // records: its writes not yet written back go back as a frozen
-  // generation of their own, swept first after the mount. Merged with the
-  // newer ones, the checkpoint (and the journal space) would wait for a
-  // sweep of both; alone, they are a short sweep (docs/store.md "Replay").
-  const sn_t freeze_at = keep_window ? written_back->last_sweep_end() : 0;
-  replay_froze_at = 0;
-  TransContext replayed;  // the entry being replayed, for _journal_pos
-  uint64_t n = 0;
-  sn_t next = 0;
-  r = journal->replay(
-    [&](sn_t sn, uint64_t payload_off, bufferlist& bl) -> int {
-      std::vector<Transaction> tls;
-      std::string why;
-      if (decode_payload(bl, &tls, &why) < 0) {
-        derr << "journal entry sn " << sn << " does not decode: " << why
-             << dendl;
-        return -EIO;
-      }
-      dout(10) << "replay sn " << sn << " (" << tls.size() << " txns)"
-               << dendl;
-      if (freeze_at && !replay_froze_at && sn >= freeze_at) {
-        _freeze_replayed(freeze_at);
-      }
-      if (keep_window) {
-        // As the apply thread: a hold for the direct part, one per merged
-        // write (taken in _write); the decoded writes point into bl.
-        replayed.sn = sn;
-        replayed.payload_off = payload_off;
-        replayed.payload_index = mim::PayloadIndex();
-        replayed.payload_index.add(bl.c_str(), bl.length());
-        applying_txc = &replayed;
-        durability.hold(sn);
-      }
-      uint32_t trans_num = 0;
-      for (auto& t : tls) {
-        _do_transaction(t, sn, trans_num++);
-      }
-      if (keep_window) {
-        applying_txc = nullptr;
-        durability.release_after_sync(sn);
-      }
-      ++n;
-      return 0;
-    },
-    &next, err);
-  if (r == 0 && freeze_at && !replay_froze_at) {
-    _freeze_replayed(freeze_at);  // nothing written after the freeze
-  }
-  applying_txc = nullptr;
-  conf.merge = merge;
-  replaying = false;
-  const size_t recorded = written_back->loaded_objects();
-  written_back->end_replay();
-  if (r < 0) {
-    derr << "journal replay failed: " << err.str() << dendl;
-    std::cerr << "mimstore: journal replay failed: " << err.str()
-              << std::endl;
-    return r;
-  }
-  if (logger) {
-    logger->inc(l_mimstore_replayed, n);
-  }
-  dout(1) << "replayed " << n << " transactions, next sn " << next
-          << (keep_window ? ", the window kept" : "") << "; "
-          << skipped_written_back << " ops skipped on " << recorded
-          << " objects written back before the stop" << dendl;
-  if (logger) {
-    logger->inc(l_mimstore_replay_written_back, skipped_written_back);
-  }
-  if (!keep_window) {
-    r = files->sync_all();
-    if (r == 0) {
-      r = omap->sync();
-    }
-    if (r < 0) {
-      derr << "sync after replay failed: " << cpp_strerror(r) << dendl;
-      return r;
-    }
-  }
-  sequencer.reset(next, conf.queue_max_ops, conf.queue_max_bytes, logger);
   return 0;
 }
 
@@ -707,10 +602,7 @@ int MIMStore::mount()
   }
   r = _open_io();
   if (r < 0) {
-    _close_io();
-    ::close(lock_fd);
-    lock_fd = -1;
-    return r;
+    goto fail;
   }
   _create_logger();
   files = std::make_unique<ObjectFiles>(cct, io, path, conf.fd_cache_size);
@@ -762,25 +654,7 @@ int MIMStore::mount()
   return 0;
 
  fail:
-  if (logger) {
-    cct->get_perfcounters_collection()->remove(logger);
-  }
-  if (lock_fd >= 0) {
-    ::close(lock_fd);
-    lock_fd = -1;
-  }
-  if (journal) {
-    journal->close(false);
-    journal.reset();
-  }
-  colls.clear();
-  htmll.reset();
-  policy.reset();
-  if (db) {
-    _close_db();
-  }
-  files.reset();
-  _close_io();
+  _close_all(JournalEnd::AS_IS);
   return r;
 }
 
@@ -793,7 +667,7 @@ int MIMStore::umount()
   // index again (docs/store.md "Replay"): the stop costs a sync, not the
   // write back of the window. flush_journal writes it back.
   const bool keep = conf.merge && !umount_writes_back;
-  int r = keep ? 0 : _flush_everything();
+  int r = keep ? 0 : _write_back_all();
   _unregister_admin();
   // (the sync thread syncs once more as it stops: every direct part)
   _stop_threads();
@@ -811,23 +685,10 @@ int MIMStore::umount()
          << "replays the journal" << dendl;
   }
   write_meta("mimstore_next_sn", stringify(next_sn));
-  int jr = journal->close(clean);
+  int jr = _close_all(clean ? JournalEnd::CLEAN : JournalEnd::AS_IS);
   if (r == 0) {
     r = jr;
   }
-  journal.reset();
-  colls.clear();
-  htmll.reset();
-  policy.reset();
-  _close_db();
-  files.reset();
-  _close_io();
-  if (logger) {
-    // kept (not deleted) so the counters can still be read after umount
-    cct->get_perfcounters_collection()->remove(logger);
-  }
-  ::close(lock_fd);
-  lock_fd = -1;
   mounted = false;
   return r;
 }
@@ -858,12 +719,10 @@ int MIMStore::dump_journal(std::ostream& out)
   r = journal->open(fsid, &clean, err);
   if (r == 0) {
     r = journal->dump(out);
-    journal->close(false);
   } else {
     out << err.str() << std::endl;
   }
-  journal.reset();
-  _close_io();
+  _close_all(JournalEnd::AS_IS);
   return r;
 }
 

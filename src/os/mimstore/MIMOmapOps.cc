@@ -24,12 +24,13 @@ using ceph::bufferptr;
 using namespace mimstore;
 
 /// The omap ops of _do_transaction.
-int MIMStore::_do_omap_op(Transaction::iterator& i, Transaction::Op* op)
+int MIMStore::_do_omap_op(const ApplyContext& ac,
+                          Transaction::iterator& i, Transaction::Op* op)
 {
   int r = 0;
   switch (op->op) {
   case Transaction::OP_OMAP_CLEAR:
-    r = _omap_clear(i.get_cid(op->cid), i.get_oid(op->oid));
+    r = _omap_clear(ac, i.get_cid(op->cid), i.get_oid(op->oid));
     break;
 
   case Transaction::OP_OMAP_SETKEYS:
@@ -38,7 +39,7 @@ int MIMStore::_do_omap_op(Transaction::iterator& i, Transaction::Op* op)
       ghobject_t oid = i.get_oid(op->oid);
       bufferlist aset_bl;
       i.decode_attrset_bl(&aset_bl);
-      r = _omap_setkeys(cid, oid, aset_bl);
+      r = _omap_setkeys(ac, cid, oid, aset_bl);
     }
     break;
 
@@ -48,7 +49,7 @@ int MIMStore::_do_omap_op(Transaction::iterator& i, Transaction::Op* op)
       ghobject_t oid = i.get_oid(op->oid);
       bufferlist keys_bl;
       i.decode_keyset_bl(&keys_bl);
-      r = _omap_rmkeys(cid, oid, keys_bl);
+      r = _omap_rmkeys(ac, cid, oid, keys_bl);
     }
     break;
 
@@ -58,7 +59,7 @@ int MIMStore::_do_omap_op(Transaction::iterator& i, Transaction::Op* op)
       ghobject_t oid = i.get_oid(op->oid);
       string first = i.decode_string();
       string last = i.decode_string();
-      r = _omap_rmkeyrange(cid, oid, first, last);
+      r = _omap_rmkeyrange(ac, cid, oid, first, last);
     }
     break;
 
@@ -68,7 +69,7 @@ int MIMStore::_do_omap_op(Transaction::iterator& i, Transaction::Op* op)
       ghobject_t oid = i.get_oid(op->oid);
       bufferlist bl;
       i.decode_bl(bl);
-      r = _omap_setheader(cid, oid, bl);
+      r = _omap_setheader(ac, cid, oid, bl);
     }
     break;
 
@@ -79,22 +80,24 @@ int MIMStore::_do_omap_op(Transaction::iterator& i, Transaction::Op* op)
 }
 
 #define MIM_OMAP_PRELUDE()                                          \
-  if (!_should_apply(cid, &oid)) {                            \
+  if (!_should_apply(ac, cid, &oid)) {                            \
     return 0;                                                       \
   }                                                                 \
   if (_require_object(cid, oid) < 0) {                              \
     return -ENOENT;                                                 \
   }
 
-int MIMStore::_omap_clear(const coll_t& cid, const ghobject_t& oid)
+int MIMStore::_omap_clear(const ApplyContext& ac,
+                          const coll_t& cid, const ghobject_t& oid)
 {
   dout(15) << __func__ << " " << cid << " " << oid << dendl;
   MIM_OMAP_PRELUDE();
-  int r = omap->clear_keys_header(oid, &cur_spos);
+  int r = omap->clear_keys_header(oid, &ac.spos);
   return r == -ENOENT ? 0 : r;
 }
 
-int MIMStore::_omap_setkeys(const coll_t& cid, const ghobject_t& oid,
+int MIMStore::_omap_setkeys(const ApplyContext& ac,
+                            const coll_t& cid, const ghobject_t& oid,
                             bufferlist& aset_bl)
 {
   dout(15) << __func__ << " " << cid << " " << oid << dendl;
@@ -102,10 +105,11 @@ int MIMStore::_omap_setkeys(const coll_t& cid, const ghobject_t& oid,
   std::map<string, bufferlist> aset;
   auto p = aset_bl.cbegin();
   decode(aset, p);
-  return omap->set_keys(oid, aset, &cur_spos);
+  return omap->set_keys(oid, aset, &ac.spos);
 }
 
-int MIMStore::_omap_rmkeys(const coll_t& cid, const ghobject_t& oid,
+int MIMStore::_omap_rmkeys(const ApplyContext& ac,
+                           const coll_t& cid, const ghobject_t& oid,
                            bufferlist& keys_bl)
 {
   dout(15) << __func__ << " " << cid << " " << oid << dendl;
@@ -113,11 +117,12 @@ int MIMStore::_omap_rmkeys(const coll_t& cid, const ghobject_t& oid,
   std::set<string> keys;
   auto p = keys_bl.cbegin();
   decode(keys, p);
-  int r = omap->rm_keys(oid, keys, &cur_spos);
+  int r = omap->rm_keys(oid, keys, &ac.spos);
   return r == -ENOENT ? 0 : r;
 }
 
-int MIMStore::_omap_rmkeyrange(const coll_t& cid, const ghobject_t& oid,
+int MIMStore::_omap_rmkeyrange(const ApplyContext& ac,
+                               const coll_t& cid, const ghobject_t& oid,
                                const string& first, const string& last)
 {
   dout(15) << __func__ << " " << cid << " " << oid << " [" << first << ", "
@@ -137,16 +142,17 @@ int MIMStore::_omap_rmkeyrange(const coll_t& cid, const ghobject_t& oid,
   if (keys.empty()) {
     return 0;
   }
-  int r = omap->rm_keys(oid, keys, &cur_spos);
+  int r = omap->rm_keys(oid, keys, &ac.spos);
   return r == -ENOENT ? 0 : r;
 }
 
-int MIMStore::_omap_setheader(const coll_t& cid, const ghobject_t& oid,
+int MIMStore::_omap_setheader(const ApplyContext& ac,
+                              const coll_t& cid, const ghobject_t& oid,
                               bufferlist& bl)
 {
   dout(15) << __func__ << " " << cid << " " << oid << dendl;
   MIM_OMAP_PRELUDE();
-  return omap->set_header(oid, bl, &cur_spos);
+  return omap->set_header(oid, bl, &ac.spos);
 }
 
 #undef MIM_OMAP_PRELUDE

@@ -40,33 +40,34 @@ using ceph::bufferlist;
 using ceph::bufferptr;
 using namespace mimstore;
 
-void MIMStore::_do_transaction(Transaction& t, sn_t sn, uint32_t trans_num)
+void MIMStore::_do_transaction(ApplyContext& ac,
+                               Transaction& t, sn_t sn, uint32_t trans_num)
 {
   Transaction::iterator i = t.begin();
   uint32_t op_num = 0;
 
   while (i.have_op()) {
     Transaction::Op* op = i.decode_op();
-    cur_spos = SequencerPosition(sn, trans_num, op_num);
-    int r = _do_data_op(i, op);
+    ac.spos = SequencerPosition(sn, trans_num, op_num);
+    int r = _do_data_op(ac, i, op);
     if (r == NOT_MINE) {
-      r = _do_omap_op(i, op);
+      r = _do_omap_op(ac, i, op);
     }
     if (r == NOT_MINE) {
-      r = _do_coll_op(i, op);
+      r = _do_coll_op(ac, i, op);
     }
     if (r == NOT_MINE) {
       derr << "bad op " << op->op << dendl;
       ceph_abort();
     }
-    if (r < 0 && !_op_error_tolerated(op->op, r)) {
+    if (r < 0 && !_op_error_tolerated(ac, op->op, r)) {
       _abort_on_op_error(t, op->op, op_num, r);
     }
     ++op_num;
   }
 }
 
-bool MIMStore::_op_error_tolerated(uint32_t op, int r)
+bool MIMStore::_op_error_tolerated(const ApplyContext& ac, uint32_t op, int r)
 {
   if (r == -ENOENT && !(op == Transaction::OP_CLONERANGE ||
                         op == Transaction::OP_CLONE ||
@@ -77,13 +78,13 @@ bool MIMStore::_op_error_tolerated(uint32_t op, int r)
   if (r == -ENODATA) {
     return true;
   }
-  if (r == -ENOENT && replaying) {
+  if (r == -ENOENT && ac.replaying) {
     // A clone source removed later (snapshot trim, PG deletion), with the
     // checkpoint still before the clone: the clone's target was either
     // guarded (and skipped) or went the same way. FileStore tolerated
     // ENOENT on replay for this reason.
     dout(10) << "replay: tolerating ENOENT on op " << op << " at "
-             << cur_spos << dendl;
+             << ac.spos << dendl;
     return true;
   }
   return false;
@@ -120,7 +121,8 @@ void MIMStore::_abort_on_op_error(Transaction& t, uint32_t op,
 }
 
 /// The data, xattr and clone ops of _do_transaction.
-int MIMStore::_do_data_op(Transaction::iterator& i, Transaction::Op* op)
+int MIMStore::_do_data_op(const ApplyContext& ac,
+                          Transaction::iterator& i, Transaction::Op* op)
 {
   int r = 0;
   switch (op->op) {
@@ -129,7 +131,7 @@ int MIMStore::_do_data_op(Transaction::iterator& i, Transaction::Op* op)
 
   case Transaction::OP_TOUCH:
   case Transaction::OP_CREATE:
-    r = _touch(i.get_cid(op->cid), i.get_oid(op->oid));
+    r = _touch(ac, i.get_cid(op->cid), i.get_oid(op->oid));
     break;
 
   case Transaction::OP_WRITE:
@@ -139,24 +141,24 @@ int MIMStore::_do_data_op(Transaction::iterator& i, Transaction::Op* op)
       uint32_t fadvise_flags = i.get_fadvise_flags();
       bufferlist bl;
       i.decode_bl(bl);
-      r = _write(cid, oid, op->off, op->len, bl, fadvise_flags);
+      r = _write(ac, cid, oid, op->off, op->len, bl, fadvise_flags);
     }
     break;
 
   case Transaction::OP_ZERO:
-    r = _zero(i.get_cid(op->cid), i.get_oid(op->oid), op->off, op->len);
+    r = _zero(ac, i.get_cid(op->cid), i.get_oid(op->oid), op->off, op->len);
     break;
 
   case Transaction::OP_TRIMCACHE:
     break;  // deprecated, no-op
 
   case Transaction::OP_TRUNCATE:
-    r = _truncate(i.get_cid(op->cid), i.get_oid(op->oid), op->off);
+    r = _truncate(ac, i.get_cid(op->cid), i.get_oid(op->oid), op->off);
     break;
 
   case Transaction::OP_REMOVE:
   case Transaction::OP_COLL_REMOVE:
-    r = _remove(i.get_cid(op->cid), i.get_oid(op->oid));
+    r = _remove(ac, i.get_cid(op->cid), i.get_oid(op->oid));
     break;
 
   case Transaction::OP_SETATTR:
@@ -168,7 +170,7 @@ int MIMStore::_do_data_op(Transaction::iterator& i, Transaction::Op* op)
       i.decode_bl(bl);
       std::map<string, bufferptr> to_set;
       to_set[name] = bufferptr(bl.c_str(), bl.length());
-      r = _setattrs(cid, oid, to_set);
+      r = _setattrs(ac, cid, oid, to_set);
     }
     break;
 
@@ -178,7 +180,7 @@ int MIMStore::_do_data_op(Transaction::iterator& i, Transaction::Op* op)
       ghobject_t oid = i.get_oid(op->oid);
       std::map<string, bufferptr> aset;
       i.decode_attrset(aset);
-      r = _setattrs(cid, oid, aset);
+      r = _setattrs(ac, cid, oid, aset);
     }
     break;
 
@@ -187,26 +189,26 @@ int MIMStore::_do_data_op(Transaction::iterator& i, Transaction::Op* op)
       coll_t cid = i.get_cid(op->cid);
       ghobject_t oid = i.get_oid(op->oid);
       string name = i.decode_string();
-      r = _rmattr(cid, oid, name.c_str());
+      r = _rmattr(ac, cid, oid, name.c_str());
     }
     break;
 
   case Transaction::OP_RMATTRS:
-    r = _rmattrs(i.get_cid(op->cid), i.get_oid(op->oid));
+    r = _rmattrs(ac, i.get_cid(op->cid), i.get_oid(op->oid));
     break;
 
   case Transaction::OP_CLONE:
-    r = _clone(i.get_cid(op->cid), i.get_oid(op->oid),
+    r = _clone(ac, i.get_cid(op->cid), i.get_oid(op->oid),
                i.get_oid(op->dest_oid));
     break;
 
   case Transaction::OP_CLONERANGE:
-    r = _clone_range(i.get_cid(op->cid), i.get_oid(op->oid),
+    r = _clone_range(ac, i.get_cid(op->cid), i.get_oid(op->oid),
                      i.get_oid(op->dest_oid), op->off, op->len, op->off);
     break;
 
   case Transaction::OP_CLONERANGE2:
-    r = _clone_range(i.get_cid(op->cid), i.get_oid(op->oid),
+    r = _clone_range(ac, i.get_cid(op->cid), i.get_oid(op->oid),
                      i.get_oid(op->dest_oid), op->off, op->len,
                      op->dest_off);
     break;
@@ -230,7 +232,8 @@ void MIMStore::_debug_point(const char* where)
   }
 }
 
-int MIMStore::_open(const coll_t& cid, const ghobject_t& oid, bool create,
+int MIMStore::_open(const ApplyContext& ac,
+                    const coll_t& cid, const ghobject_t& oid, bool create,
                     ObjectFDRef* out)
 {
   auto c = colls.get(cid);
@@ -246,7 +249,7 @@ int MIMStore::_open(const coll_t& cid, const ghobject_t& oid, bool create,
       return -ENOENT;
     }
   }
-  int r = files->open_object(cid, oid, create, out, &cur_spos);
+  int r = files->open_object(cid, oid, create, out, &ac.spos);
   if (r == 0 && create) {
     std::unique_lock l(c->lock);
     c->objects.insert(oid);
@@ -263,7 +266,6 @@ int MIMStore::_require_object(const coll_t& cid, const ghobject_t& oid)
 int MIMStore::_take_cached(const coll_t& cid, const string& fname,
                            Taken what)
 {
-  // REQUIRES: the object's stripe lock.
   string cname = cid.to_str();
   mim::ObjectState st;
   if (!htmll->take_object(cname, fname, &st)) {
@@ -306,31 +308,33 @@ int MIMStore::_take_cached_collection(const coll_t& cid)
 // ---------------------------------------------------------------------------
 // data ops
 
-int MIMStore::_touch(const coll_t& cid, const ghobject_t& oid)
+int MIMStore::_touch(const ApplyContext& ac,
+                     const coll_t& cid, const ghobject_t& oid)
 {
   dout(15) << __func__ << " " << cid << " " << oid << dendl;
-  if (!_should_apply(cid, &oid)) {
+  if (!_should_apply(ac, cid, &oid)) {
     return 0;
   }
   ObjectFDRef f;
-  return _open(cid, oid, true, &f);
+  return _open(ac, cid, oid, true, &f);
 }
 
-int MIMStore::_write(const coll_t& cid, const ghobject_t& oid, uint64_t off,
+int MIMStore::_write(const ApplyContext& ac,
+                     const coll_t& cid, const ghobject_t& oid, uint64_t off,
                      uint64_t len, bufferlist& bl, uint32_t fadvise_flags)
 {
   dout(15) << __func__ << " " << cid << " " << oid << " " << off << "~"
            << len << dendl;
-  if (!_should_apply(cid, &oid)) {
+  if (!_should_apply(ac, cid, &oid)) {
     return 0;
   }
   ceph_assert(bl.length() == len);
   string cname = cid.to_str();
   string fname = object_file_name(oid);
-  if (!conf.merge) {
+  if (!ac.merge) {
     std::lock_guard ol(obj_locks.of(cname, fname));
     ObjectFDRef f;
-    int r = _open(cid, oid, true, &f);
+    int r = _open(ac, cid, oid, true, &f);
     if (r < 0 || len == 0) {
       return r;
     }
@@ -349,21 +353,21 @@ int MIMStore::_write(const coll_t& cid, const ghobject_t& oid, uint64_t off,
   // The file always exists once an object does (the cache holds bytes,
   // never existence); only this thread creates or removes object files.
   ObjectFDRef f;
-  int r = _open(cid, oid, true, &f);
+  int r = _open(ac, cid, oid, true, &f);
   if (r < 0 || len == 0) {
     return r;
   }
   ++client_writes;
   mim::DataRef ref;
-  if (!_cached_form(bl, &ref)) {
+  if (!_cached_form(ac, bl, &ref)) {
     // Kept only in the journal, and not found there: it cannot be cached.
     logger->inc(l_mimstore_direct_not_in_journal);
   } else {
     const bool located = ref.has_jpos();
-    auto res = htmll->insert(cname, fname, cur_spos.seq, off, std::move(ref));
+    auto res = htmll->insert(cname, fname, ac.spos.seq, off, std::move(ref));
     switch (res) {
     case mim::InsertResult::MERGED:
-      durability.hold(cur_spos.seq);
+      durability.hold(ac.spos.seq);
       logger->inc(l_mimstore_merged);
       if (located) {
         logger->inc(l_mimstore_merged_in_journal);
@@ -392,7 +396,7 @@ int MIMStore::_write(const coll_t& cid, const ghobject_t& oid, uint64_t off,
   if (cct->_conf->subsys.should_gather<ceph_subsys_mimstore, 20>()) {
     struct stat st;
     ::fstat(f->fd, &st);
-    dout(20) << __func__ << " " << oid << " sn " << cur_spos << " ino "
+    dout(20) << __func__ << " " << oid << " sn " << ac.spos << " ino "
              << st.st_ino << " fd " << f->fd << dendl;
   }
   return _write_direct(f, off, bl);
@@ -411,18 +415,19 @@ int MIMStore::_write_direct(const ObjectFDRef& f, uint64_t off,
   return r;
 }
 
-int MIMStore::_zero(const coll_t& cid, const ghobject_t& oid, uint64_t off,
+int MIMStore::_zero(const ApplyContext& ac,
+                    const coll_t& cid, const ghobject_t& oid, uint64_t off,
                     uint64_t len)
 {
   dout(15) << __func__ << " " << cid << " " << oid << " " << off << "~"
            << len << dendl;
-  if (!_should_apply(cid, &oid)) {
+  if (!_should_apply(ac, cid, &oid)) {
     return 0;
   }
   string fname = object_file_name(oid);
   std::lock_guard ol(obj_locks.of(cid.to_str(), fname));
   ObjectFDRef f;
-  int r = _open(cid, oid, true, &f);
+  int r = _open(ac, cid, oid, true, &f);
   if (r < 0) {
     return r;
   }
@@ -433,17 +438,18 @@ int MIMStore::_zero(const coll_t& cid, const ghobject_t& oid, uint64_t off,
   return files->zero(f, off, len);
 }
 
-int MIMStore::_truncate(const coll_t& cid, const ghobject_t& oid,
+int MIMStore::_truncate(const ApplyContext& ac,
+                        const coll_t& cid, const ghobject_t& oid,
                         uint64_t size)
 {
   dout(15) << __func__ << " " << cid << " " << oid << " " << size << dendl;
-  if (!_should_apply(cid, &oid)) {
+  if (!_should_apply(ac, cid, &oid)) {
     return 0;
   }
   string fname = object_file_name(oid);
   std::lock_guard ol(obj_locks.of(cid.to_str(), fname));
   ObjectFDRef f;
-  int r = _open(cid, oid, false, &f);
+  int r = _open(ac, cid, oid, false, &f);
   if (r < 0) {
     return r;
   }
@@ -454,7 +460,8 @@ int MIMStore::_truncate(const coll_t& cid, const ghobject_t& oid,
   return files->truncate(f, size);
 }
 
-int MIMStore::_remove(const coll_t& cid, const ghobject_t& oid)
+int MIMStore::_remove(const ApplyContext& ac,
+                      const coll_t& cid, const ghobject_t& oid)
 {
   dout(15) << __func__ << " " << cid << " " << oid << dendl;
   // In replay, a remove whose file is gone, or whose name a later object
@@ -464,14 +471,14 @@ int MIMStore::_remove(const coll_t& cid, const ghobject_t& oid)
   // back. DBObjectMap skips the clear where a later guard stamped the
   // header; the new object's own omap ops come after and are replayed.
   bool born_later = false;
-  if (_guard_cmp(cid, &oid, &born_later) != GuardVerdict::APPLY) {
-    return born_later ? _replay_omap_clear(oid) : 0;
+  if (_guard_cmp(ac, cid, &oid, &born_later) != GuardVerdict::APPLY) {
+    return born_later ? _replay_omap_clear(ac, oid) : 0;
   }
   auto c = colls.get(cid);
   if (!c || !c->has(oid)) {
-    if (replaying && !colls.holds_anywhere(oid)) {
+    if (ac.replaying && !colls.holds_anywhere(oid)) {
       // (an object a later split or merge moved elsewhere keeps its omap)
-      int r = _replay_omap_clear(oid);
+      int r = _replay_omap_clear(ac, oid);
       if (r < 0) {
         return r;
       }
@@ -484,12 +491,12 @@ int MIMStore::_remove(const coll_t& cid, const ghobject_t& oid)
   if (r < 0) {
     return r;
   }
-  r = omap->clear(oid, &cur_spos);
+  r = omap->clear(oid, &ac.spos);
   if (r < 0 && r != -ENOENT) {
     return r;
   }
   r = files->remove_object(cid, oid);
-  if (r < 0 && !(r == -ENOENT && replaying)) {
+  if (r < 0 && !(r == -ENOENT && ac.replaying)) {
     return r;
   }
   std::unique_lock l(c->lock);
@@ -497,11 +504,11 @@ int MIMStore::_remove(const coll_t& cid, const ghobject_t& oid)
   return 0;
 }
 
-int MIMStore::_replay_omap_clear(const ghobject_t& oid)
+int MIMStore::_replay_omap_clear(const ApplyContext& ac, const ghobject_t& oid)
 {
-  int r = omap->clear(oid, &cur_spos);
+  int r = omap->clear(oid, &ac.spos);
   if (r == 0) {
-    dout(10) << "replay: cleared the omap of " << oid << " at " << cur_spos
+    dout(10) << "replay: cleared the omap of " << oid << " at " << ac.spos
              << dendl;
   }
   return r == -ENOENT ? 0 : r;
@@ -510,11 +517,12 @@ int MIMStore::_replay_omap_clear(const ghobject_t& oid)
 // ---------------------------------------------------------------------------
 // xattrs
 
-int MIMStore::_setattrs(const coll_t& cid, const ghobject_t& oid,
+int MIMStore::_setattrs(const ApplyContext& ac,
+                        const coll_t& cid, const ghobject_t& oid,
                         std::map<string, bufferptr>& aset)
 {
   dout(15) << __func__ << " " << cid << " " << oid << dendl;
-  if (!_should_apply(cid, &oid)) {
+  if (!_should_apply(ac, cid, &oid)) {
     return 0;
   }
   int r = _require_object(cid, oid);
@@ -525,27 +533,29 @@ int MIMStore::_setattrs(const coll_t& cid, const ghobject_t& oid,
   for (auto& [k, v] : aset) {
     to_set[k].append(v);
   }
-  return omap->set_xattrs(oid, to_set, &cur_spos);
+  return omap->set_xattrs(oid, to_set, &ac.spos);
 }
 
-int MIMStore::_rmattr(const coll_t& cid, const ghobject_t& oid,
+int MIMStore::_rmattr(const ApplyContext& ac,
+                      const coll_t& cid, const ghobject_t& oid,
                       const char* name)
 {
   dout(15) << __func__ << " " << cid << " " << oid << " " << name << dendl;
-  if (!_should_apply(cid, &oid)) {
+  if (!_should_apply(ac, cid, &oid)) {
     return 0;
   }
   int r = _require_object(cid, oid);
   if (r < 0) {
     return r;
   }
-  return omap->remove_xattrs(oid, {string(name)}, &cur_spos);
+  return omap->remove_xattrs(oid, {string(name)}, &ac.spos);
 }
 
-int MIMStore::_rmattrs(const coll_t& cid, const ghobject_t& oid)
+int MIMStore::_rmattrs(const ApplyContext& ac,
+                       const coll_t& cid, const ghobject_t& oid)
 {
   dout(15) << __func__ << " " << cid << " " << oid << dendl;
-  if (!_should_apply(cid, &oid)) {
+  if (!_should_apply(ac, cid, &oid)) {
     return 0;
   }
   int r = _require_object(cid, oid);
@@ -560,13 +570,14 @@ int MIMStore::_rmattrs(const coll_t& cid, const ghobject_t& oid)
   if (names.empty()) {
     return 0;
   }
-  return omap->remove_xattrs(oid, names, &cur_spos);
+  return omap->remove_xattrs(oid, names, &ac.spos);
 }
 
 // ---------------------------------------------------------------------------
 // clones
 
-int MIMStore::_clone(const coll_t& cid, const ghobject_t& oldoid,
+int MIMStore::_clone(const ApplyContext& ac,
+                     const coll_t& cid, const ghobject_t& oldoid,
                      const ghobject_t& newoid)
 {
   dout(15) << __func__ << " " << cid << " " << oldoid << " -> " << newoid
@@ -574,7 +585,7 @@ int MIMStore::_clone(const coll_t& cid, const ghobject_t& oldoid,
   if (oldoid == newoid) {
     return 0;
   }
-  if (!_should_apply(cid, &newoid)) {
+  if (!_should_apply(ac, cid, &newoid)) {
     return 0;
   }
   string cname = cid.to_str();
@@ -582,7 +593,7 @@ int MIMStore::_clone(const coll_t& cid, const ghobject_t& oldoid,
   string nfname = object_file_name(newoid);
   TwoLocks l(obj_locks.of(cname, ofname), obj_locks.of(cname, nfname));
   ObjectFDRef of, nf;
-  int r = _open(cid, oldoid, false, &of);
+  int r = _open(ac, cid, oldoid, false, &of);
   if (r < 0) {
     return r;
   }
@@ -591,7 +602,7 @@ int MIMStore::_clone(const coll_t& cid, const ghobject_t& oldoid,
     r = _take_cached(cid, nfname, Taken::DISCARD);  // the clone replaces it all
   }
   if (r == 0) {
-    r = _open(cid, newoid, true, &nf);
+    r = _open(ac, cid, newoid, true, &nf);
   }
   if (r == 0) {
     r = files->clone(of, nf);
@@ -599,21 +610,22 @@ int MIMStore::_clone(const coll_t& cid, const ghobject_t& oldoid,
   if (r < 0) {
     return r;
   }
-  r = omap->clone(oldoid, newoid, &cur_spos);
+  r = omap->clone(oldoid, newoid, &ac.spos);
   if (r < 0 && r != -ENOENT) {
     return r;
   }
-  _set_replay_guard(nf, newoid);
+  _set_replay_guard(ac, nf, newoid);
   return 0;
 }
 
-int MIMStore::_clone_range(const coll_t& cid, const ghobject_t& oldoid,
+int MIMStore::_clone_range(const ApplyContext& ac,
+                           const coll_t& cid, const ghobject_t& oldoid,
                            const ghobject_t& newoid, uint64_t srcoff,
                            uint64_t len, uint64_t dstoff)
 {
   dout(15) << __func__ << " " << cid << " " << oldoid << " -> " << newoid
            << " " << srcoff << "~" << len << " -> " << dstoff << dendl;
-  if (!_should_apply(cid, &newoid)) {
+  if (!_should_apply(ac, cid, &newoid)) {
     return 0;
   }
   string cname = cid.to_str();
@@ -621,7 +633,7 @@ int MIMStore::_clone_range(const coll_t& cid, const ghobject_t& oldoid,
   string nfname = object_file_name(newoid);
   TwoLocks l(obj_locks.of(cname, ofname), obj_locks.of(cname, nfname));
   ObjectFDRef of, nf;
-  int r = _open(cid, oldoid, false, &of);
+  int r = _open(ac, cid, oldoid, false, &of);
   if (r < 0) {
     return r;
   }
@@ -630,7 +642,7 @@ int MIMStore::_clone_range(const coll_t& cid, const ghobject_t& oldoid,
     r = _take_cached(cid, nfname, Taken::WRITE_BACK);
   }
   if (r == 0) {
-    r = _open(cid, newoid, true, &nf);
+    r = _open(ac, cid, newoid, true, &nf);
   }
   if (r < 0) {
     return r;
@@ -652,6 +664,6 @@ int MIMStore::_clone_range(const coll_t& cid, const ghobject_t& oldoid,
       return r;
     }
   }
-  _set_replay_guard(nf, newoid);
+  _set_replay_guard(ac, nf, newoid);
   return 0;
 }

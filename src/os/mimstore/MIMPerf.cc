@@ -28,7 +28,7 @@ void add_journal_data_counters(PerfCountersBuilder& b)
                     "journal (mimstore_merge_data_in_journal)");
 }
 
-// The delays of new transactions (MIMFlush.cc, _backoff).
+// The delays of new transactions (MIMMergeControl.cc, _backoff).
 void add_backoff_counters(PerfCountersBuilder& b)
 {
   b.add_u64_counter(l_mimstore_backoffs, "backoffs",
@@ -40,6 +40,46 @@ void add_backoff_counters(PerfCountersBuilder& b)
                     "leaves (mimstore_backoff_pace)");
   b.add_time_avg(l_mimstore_pace_lat, "pace_lat",
                  "Delay of a transaction by the pacing");
+}
+
+// The full flushes: what triggered them (MIMMergeControl.cc) and what they
+// wrote (MIMFlush.cc).
+void add_flush_counters(PerfCountersBuilder& b)
+{
+  b.add_u64_counter(l_mimstore_flush_space, "flush_space",
+                    "Full flushes triggered by the space threshold");
+  b.add_u64_counter(l_mimstore_flush_time, "flush_time",
+                    "Full flushes triggered by the time threshold");
+  b.add_u64_counter(l_mimstore_flush_memory, "flush_memory",
+                    "Full flushes triggered by the memory cap");
+  b.add_u64_counter(l_mimstore_flush_index, "flush_index",
+                    "Full flushes triggered by the index memory budget "
+                    "(mimstore_cache_index_max_bytes)");
+  b.add_u64_counter(l_mimstore_flush_journal, "flush_journal",
+                    "Full flushes triggered by journal pressure");
+  b.add_u64_counter(l_mimstore_flush_explicit, "flush_explicit",
+                    "Full flushes requested (umount, admin)");
+  b.add_time_avg(l_mimstore_flush_lat, "flush_lat",
+                 "Duration of a full flush", "flat",
+                 PerfCountersBuilder::PRIO_INTERESTING);
+  b.add_u64_counter(l_mimstore_flush_bytes, "flush_bytes",
+                    "Bytes written by full flushes", nullptr, 0,
+                    unit_t(UNIT_BYTES));
+  b.add_u64_counter(l_mimstore_flush_ios, "flush_ios",
+                    "Write calls issued by full flushes");
+  b.add_u64_counter(l_mimstore_flush_objects, "flush_objects",
+                    "Objects written by full flushes");
+  b.add_u64_counter(l_mimstore_flush_gaps_filled, "flush_gaps_filled",
+                    "Write-back runs joined across gaps, the gaps read from "
+                    "the object file");
+  b.add_u64_counter(l_mimstore_flush_gaps_uncached, "flush_gaps_uncached",
+                    "Write-back runs not joined because a gap was not in "
+                    "memory (mimstore_flush_gap_read_disk off)");
+  b.add_u64_counter(l_mimstore_flush_objects_placed, "flush_objects_placed",
+                    "Objects of full flushes ordered by disk address");
+  b.add_u64_counter(l_mimstore_flush_runs_started, "flush_runs_started",
+                    "Flush runs handed to the disk (sync_file_range), "
+                    "counted when the call returns");
 }
 
 }  // namespace
@@ -107,40 +147,7 @@ PerfCounters* build_perf_counters(CephContext* cct)
   b.add_u64_counter(l_mimstore_flush_window_waits, "flush_window_waits",
                     "Flush waits for writeback of its oldest run in flight "
                     "(mimstore_flush_writeback_window)");
-  b.add_u64_counter(l_mimstore_flush_space, "flush_space",
-                    "Full flushes triggered by the space threshold");
-  b.add_u64_counter(l_mimstore_flush_time, "flush_time",
-                    "Full flushes triggered by the time threshold");
-  b.add_u64_counter(l_mimstore_flush_memory, "flush_memory",
-                    "Full flushes triggered by the memory cap");
-  b.add_u64_counter(l_mimstore_flush_index, "flush_index",
-                    "Full flushes triggered by the index memory budget "
-                    "(mimstore_cache_index_max_bytes)");
-  b.add_u64_counter(l_mimstore_flush_journal, "flush_journal",
-                    "Full flushes triggered by journal pressure");
-  b.add_u64_counter(l_mimstore_flush_explicit, "flush_explicit",
-                    "Full flushes requested (umount, admin)");
-  b.add_time_avg(l_mimstore_flush_lat, "flush_lat",
-                 "Duration of a full flush", "flat",
-                 PerfCountersBuilder::PRIO_INTERESTING);
-  b.add_u64_counter(l_mimstore_flush_bytes, "flush_bytes",
-                    "Bytes written by full flushes", nullptr, 0,
-                    unit_t(UNIT_BYTES));
-  b.add_u64_counter(l_mimstore_flush_ios, "flush_ios",
-                    "Write calls issued by full flushes");
-  b.add_u64_counter(l_mimstore_flush_objects, "flush_objects",
-                    "Objects written by full flushes");
-  b.add_u64_counter(l_mimstore_flush_gaps_filled, "flush_gaps_filled",
-                    "Write-back runs joined across gaps, the gaps read from "
-                    "the object file");
-  b.add_u64_counter(l_mimstore_flush_gaps_uncached, "flush_gaps_uncached",
-                    "Write-back runs not joined because a gap was not in "
-                    "memory (mimstore_flush_gap_read_disk off)");
-  b.add_u64_counter(l_mimstore_flush_objects_placed, "flush_objects_placed",
-                    "Objects of full flushes ordered by disk address");
-  b.add_u64_counter(l_mimstore_flush_runs_started, "flush_runs_started",
-                    "Flush runs handed to the disk (sync_file_range), "
-                    "counted when the call returns");
+  add_flush_counters(b);
   b.add_u64(l_mimstore_htmll_blocks, "htmll_blocks",
             "HTMLL blocks in use (active generation)", "hblk",
             PerfCountersBuilder::PRIO_INTERESTING);

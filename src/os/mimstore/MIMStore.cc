@@ -4,8 +4,10 @@
  * mimstore: the ObjectStore facade (construction, statfs, metadata), the
  * collection registry, and the queue and apply path with its threads.
  * Elsewhere: lifecycle in MIMMount.cc, reads in MIMRead.cc, transaction
- * ops in MIMOps.cc, the merge cache flush and the sync/checkpoint thread in
- * MIMFlush.cc, admin commands in MIMAdmin.cc.
+ * ops in MIMOps.cc (and its family files), replay in MIMReplay.cc, freeze
+ * triggers and backpressure in MIMMergeControl.cc, the merge cache flush
+ * and the sync thread's hooks in MIMFlush.cc, admin commands in
+ * MIMAdmin.cc.
  */
 #include "MIMStore.h"
 
@@ -28,7 +30,6 @@
 #include "kv/KeyValueDB.h"
 
 #include "CrashRocksEnv.h"
-#include "MIMAdmin.h"
 #include "MIMJournal.h"
 #include "ObjectFiles.h"
 #include "ObjectName.h"
@@ -88,12 +89,11 @@ MIMStore::~MIMStore()
 
 void MIMStore::_create_logger()
 {
-  if (logger) {
-    cct->get_perfcounters_collection()->add(logger);
-    return;
+  if (!logger) {
+    logger = mimstore::build_perf_counters(cct);
   }
-  logger = mimstore::build_perf_counters(cct);
   cct->get_perfcounters_collection()->add(logger);
+  logger_registered = true;
 }
 
 namespace {
@@ -417,12 +417,13 @@ void MIMStore::_apply_thread()
     // flushed and synced.
     durability.hold(txc->sn);
     applying_sn = txc->sn;
-    applying_txc = txc;
+    ApplyContext ac;
+    ac.merge = conf.merge;
+    ac.txc = txc;
     uint32_t trans_num = 0;
     for (auto& t : txc->tls) {
-      _do_transaction(t, txc->sn, trans_num++);
+      _do_transaction(ac, t, txc->sn, trans_num++);
     }
-    applying_txc = nullptr;
     durability.release_after_sync(txc->sn);
     _maybe_freeze(mim::FlushTrigger::NONE);
     sequencer.set_applied(txc->sn);
@@ -462,8 +463,8 @@ void MIMStore::_start_threads()
 {
   sequencer.start();
   {
-    std::lock_guard l(bg_lock);
-    bg_stop = false;
+    std::lock_guard l(freeze_lock);
+    flush_stop = false;
     last_freeze = ceph::mono_clock::now();
   }
   // named for top -H and gdb; 15 characters at most
@@ -483,9 +484,9 @@ void MIMStore::_stop_threads()
   sequencer.stop();
   apply_thread.join();
   {
-    std::lock_guard l(bg_lock);
-    bg_stop = true;
-    bg_cond.notify_all();
+    std::lock_guard l(freeze_lock);
+    flush_stop = true;
+    freeze_cond.notify_all();
   }
   // Both stop flags are set before either join: a flush finishing its
   // generation may wait for a sync, and that wait ends at the stop.

@@ -41,7 +41,7 @@
  *                  lock: an op locks its object first, then looks it up.
  *   Collections::lock  the handle map; outer to Collection::lock
  *   Collection::lock   the collection's object index and bits
- *   bg_lock        the freeze and flush hand-off; outer to the HTMLL's,
+ *   freeze_lock    the freeze and flush hand-off; outer to the HTMLL's,
  *                  the journal's and Durability's locks
  *   Sequencer::apply_lock, Collections::tombstone_lock   leaves (apply
  *                  queue and applied_sn; tombstones of merged-away
@@ -68,6 +68,7 @@
 #include <vector>
 
 #include "common/Finisher.h"
+#include "common/admin_socket.h"
 #include "common/ceph_mutex.h"
 #include "common/perf_counters.h"
 #include "include/uuid.h"
@@ -106,9 +107,30 @@ enum class GuardVerdict {
            ///< this very position): finish the parts not yet durable
   SKIP,    ///< applied and durable before (a guard at or past it): skip
 };
+
+/// Where the op being applied comes from, passed to every op verb (and the
+/// guards) instead of store members that say it: made by the apply thread
+/// for a live transaction, or by the mount for a replayed journal entry;
+/// _do_transaction moves spos from op to op. On the caller's stack, one
+/// thread at a time, so no lock.
+struct ApplyContext {
+  SequencerPosition spos;  ///< the op's (sn, transaction, op): guards, omap
+  /// Replaying the journal at mount: guards are consulted (the op may have
+  /// been applied, or be under way, before the stop) and a clone's ENOENT
+  /// is tolerated. Live: every op applies.
+  bool replaying = false;
+  /// Writes go into the merge cache (mimstore_merge live; on replay only
+  /// when the mount keeps the merge window), else straight to their files.
+  bool merge = false;
+  /// The journal entry being applied, for _journal_pos: its payload's
+  /// place on the journal device (null: not known, as on a replay that
+  /// does not keep the window).
+  const TransContext* txc = nullptr;
+};
 }
 using mimstore::ObjectFDRef;
 using mimstore::GuardVerdict;
+using mimstore::ApplyContext;
 
 
 class MIMStore : public ObjectStore {
@@ -142,7 +164,7 @@ class MIMStore : public ObjectStore {
   /// Write every cached byte back to its file and make everything applied
   /// durable (the admin socket's `mimstore flush`): an umount right after
   /// leaves the journal clean.
-  int write_back_all() { return _flush_everything(); }
+  int write_back_all() { return _write_back_all(); }
   int fsck(bool deep) override;
   int flush_journal() override;
   int dump_journal(std::ostream& out) override;
@@ -237,8 +259,8 @@ class MIMStore : public ObjectStore {
   }
   /// Tests: umount has begun stopping the threads.
   bool debug_stopping() {
-    std::lock_guard l(bg_lock);
-    return bg_stop;
+    std::lock_guard l(freeze_lock);
+    return flush_stop;
   }
 
  private:
@@ -254,12 +276,19 @@ class MIMStore : public ObjectStore {
   void _close_io();
   int _open_db(bool create);
   void _close_db();
+  /// How _close_all leaves the journal: marked clean (nothing beyond the
+  /// checkpoint) or as it is, for the next mount to replay.
+  enum class JournalEnd { CLEAN, AS_IS };
+  /// The one teardown of what mount, mkfs and the offline tools open, each
+  /// part only if it is there; returns the journal close's result.
+  int _close_all(JournalEnd end);
   int _load_collections();
   int _replay_journal();
   /// Replay: the writes cached so far become the frozen generation, swept
   /// first once the threads start (the generation a stop interrupted).
+  /// REQUIRES: replay (mount thread, no other thread started).
   void _freeze_replayed(sn_t end);
-  /// REQUIRES bg_lock: `order` is the frozen generation the flush thread
+  /// REQUIRES freeze_lock: `order` is the frozen generation the flush thread
   /// sweeps next (_maybe_freeze, _freeze_replayed).
   void _set_frozen_locked(mim::FlushOrder&& order);
   int _read_meta_u64(const std::string& key, uint64_t* v);
@@ -294,14 +323,33 @@ class MIMStore : public ObjectStore {
   void _finish(TransContext* txc);
   void _wait_applied(Collection* c);
 
-  // ---- merge cache, flush, sync (MIMFlush.cc) ----
+  // ---- merge control: freezing, backpressure (MIMMergeControl.cc) ----
+  /// Freeze the active generation if a trigger rule says so (or `forced`).
+  /// REQUIRES: apply thread, between two transactions (so every sn's
+  /// merged writes are in one generation, and their holds are taken).
   void _maybe_freeze(mim::FlushTrigger forced);
+  void _request_freeze(mim::FlushTrigger why);
+  /// Freeze on the time threshold when no write came to check it.
+  /// REQUIRES: the sync thread, no locks held.
+  void _time_tick();
+  /// Write every cached byte back and checkpoint up to the newest applied
+  /// transaction (umount, the admin command).
+  int _write_back_all();
+  /// Wait while the cache is over its cap or the index over its budget and
+  /// a flush frees room. REQUIRES: apply thread, between two transactions,
+  /// no locks held.
   void _wait_for_cache_room(uint64_t bytes);
   /// The writeback throttle: wait for the next sync once the file writes
-  /// since the last one pass mimstore_wbthrottle_*.
+  /// since the last one pass mimstore_wbthrottle_*. REQUIRES: the apply
+  /// thread between two transactions (merging off), or the flush thread
+  /// between two objects; no locks held.
   void _throttle_writeback();
+  /// Delay a new transaction while the journal or the cache fills.
+  /// REQUIRES: a submitting thread, no store locks held.
   void _backoff(uint64_t payload_bytes);
   static double _mono_secs();  ///< the pacer's clock
+
+  // ---- the flush, the sync thread's hooks (MIMFlush.cc) ----
   void _flush_thread();
   /// One object of the frozen generation, where the flush writes it.
   struct FlushItem {
@@ -310,6 +358,8 @@ class MIMStore : public ObjectStore {
     uint64_t phys;             // disk address of its first byte, or UNPLACED
   };
   static constexpr uint64_t UNPLACED = UINT64_MAX;
+  /// The frozen generation's objects in disk order. REQUIRES: flush
+  /// thread, no locks held (the addresses are read from the filesystem).
   std::vector<FlushItem> _writeback_order();
   /// The threads are stopping for an umount that keeps the merge window:
   /// a sweep under way ends at the next object.
@@ -319,45 +369,56 @@ class MIMStore : public ObjectStore {
   /// counted in flush_ios/bytes and handed to the disk after the object
   /// lock is released) or an object's taken by an op (_take_cached).
   enum class WritebackOf { FROZEN, TAKEN };
+  /// Write an object's cached extents to its file. REQUIRES: the object's
+  /// stripe lock; *buf the caller's, reused across objects.
   int _write_back_object(const std::string& cname, const std::string& fname,
                          mim::ObjectState& st, WritebackOf of,
                          std::string* buf);
+  /// Join a run's pieces across its gaps into *buf. REQUIRES: the object's
+  /// stripe lock. Returns 1 with the whole run in *buf, 0 when a gap's
+  /// bytes are not in memory, or -errno.
   int _fill_run(const mimstore::ObjectFDRef& f, const mim::WriteRun& run,
                 std::string* buf);
   using PieceIter = std::vector<mim::WritePiece>::const_iterator;
+  /// REQUIRES: the object's stripe lock; [begin, end) adjacent pieces.
   int _write_pieces(const mimstore::ObjectFDRef& f, PieceIter begin,
                     PieceIter end, std::string* buf, WritebackOf of);
+  /// REQUIRES: the object's stripe lock; len = the iov's total length.
   int _write_run(const mimstore::ObjectFDRef& f, uint64_t off, uint64_t len,
                  const std::vector<struct iovec>& iov, WritebackOf of);
+  /// The writeback window (docs/store.md): hand the runs written to the
+  /// disk, wait while too much is in flight, forget it at a sweep's end.
+  /// REQUIRES: flush thread; the first two with no object lock held.
   void _start_writebacks();
   void _wait_writeback_window();
   void _end_writeback_window();
   /// What the sync thread calls: the data sync, the checkpoint's
   /// persistence, counters, _time_tick.
   mim::DurabilityHooks _durability_hooks();
-  /// Sync thread: freeze on the time threshold when no write came to.
-  void _time_tick();
-  void _request_freeze(mim::FlushTrigger why);
-  int _flush_everything();
 
   // ---- transaction ops: data, xattrs, clones (MIMOps.cc) ----
-  void _do_transaction(Transaction& t, sn_t sn, uint32_t trans_num);
+  void _do_transaction(ApplyContext& ac,
+                       Transaction& t, sn_t sn, uint32_t trans_num);
   /// One dispatcher per op family (data: MIMOps.cc, omap: MIMOmapOps.cc,
   /// collections: MIMCollOps.cc): decodes the op's arguments, applies it
   /// and returns its result, or NOT_MINE for an op of another family.
   static constexpr int NOT_MINE = INT_MIN;
-  int _do_data_op(Transaction::iterator& i, Transaction::Op* op);
-  int _do_omap_op(Transaction::iterator& i, Transaction::Op* op);
-  int _do_coll_op(Transaction::iterator& i, Transaction::Op* op);
+  int _do_data_op(const ApplyContext& ac,
+                  Transaction::iterator& i, Transaction::Op* op);
+  int _do_omap_op(const ApplyContext& ac,
+                  Transaction::iterator& i, Transaction::Op* op);
+  int _do_coll_op(const ApplyContext& ac,
+                  Transaction::iterator& i, Transaction::Op* op);
   /// An op's error that _do_transaction lets pass (ENOENT mostly, and on
   /// replay also for clones); any other aborts, naming the likely cause.
-  bool _op_error_tolerated(uint32_t op, int r);
+  bool _op_error_tolerated(const ApplyContext& ac, uint32_t op, int r);
   [[noreturn]] void _abort_on_op_error(Transaction& t, uint32_t op,
                                        uint32_t op_num, int r);
-  int _touch(const coll_t& cid, const ghobject_t& oid);
+  int _touch(const ApplyContext& ac, const coll_t& cid, const ghobject_t& oid);
   /// Where the bytes of `bl` (a write of the transaction being applied)
-  /// sit on the journal device; mim::NO_JPOS if not found or replaying.
-  uint64_t _journal_pos(const ceph::bufferlist& bl) const;
+  /// sit on the journal device; mim::NO_JPOS if not found (or ac.txc is null).
+  uint64_t _journal_pos(const ApplyContext& ac,
+                        const ceph::bufferlist& bl) const;
   /// mimstore_debug_verify_journal_data: abort unless the journal holds
   /// `d`'s bytes at d.jpos (no-op unless d is resident with a position).
   void _verify_journal_copy(const mim::DataRef& d, const char* where);
@@ -365,45 +426,62 @@ class MIMStore : public ObjectStore {
   /// (which may rebuild bl), or with mimstore_merge_data_in_journal their
   /// journal position and crc only. False: kept only in the journal, but
   /// not found there (the write must go direct).
-  bool _cached_form(ceph::bufferlist& bl, mim::DataRef* out);
+  bool _cached_form(const ApplyContext& ac,
+                    ceph::bufferlist& bl, mim::DataRef* out);
   /// Copy d's bytes to dst: from memory, or read back from the journal
   /// with the whole write's crc checked (-EIO on a mismatch).
   int _fetch(const mim::DataRef& d, char* dst);
   int _write_direct(const ObjectFDRef& f, uint64_t off,
                     const ceph::bufferlist& bl);
-  int _write(const coll_t& cid, const ghobject_t& oid, uint64_t off,
+  int _write(const ApplyContext& ac,
+             const coll_t& cid, const ghobject_t& oid, uint64_t off,
              uint64_t len, ceph::bufferlist& bl, uint32_t fadvise_flags);
-  int _zero(const coll_t& cid, const ghobject_t& oid, uint64_t off,
+  int _zero(const ApplyContext& ac,
+            const coll_t& cid, const ghobject_t& oid, uint64_t off,
             uint64_t len);
-  int _truncate(const coll_t& cid, const ghobject_t& oid, uint64_t size);
-  int _remove(const coll_t& cid, const ghobject_t& oid);
-  int _setattrs(const coll_t& cid, const ghobject_t& oid,
+  int _truncate(const ApplyContext& ac,
+                const coll_t& cid, const ghobject_t& oid, uint64_t size);
+  int _remove(const ApplyContext& ac, const coll_t& cid, const ghobject_t& oid);
+  int _setattrs(const ApplyContext& ac,
+                const coll_t& cid, const ghobject_t& oid,
                 std::map<std::string, ceph::bufferptr>& aset);
-  int _rmattr(const coll_t& cid, const ghobject_t& oid, const char* name);
-  int _rmattrs(const coll_t& cid, const ghobject_t& oid);
-  int _clone(const coll_t& cid, const ghobject_t& oldoid,
+  int _rmattr(const ApplyContext& ac,
+              const coll_t& cid, const ghobject_t& oid, const char* name);
+  int _rmattrs(const ApplyContext& ac,
+               const coll_t& cid, const ghobject_t& oid);
+  int _clone(const ApplyContext& ac,
+             const coll_t& cid, const ghobject_t& oldoid,
              const ghobject_t& newoid);
-  int _clone_range(const coll_t& cid, const ghobject_t& oldoid,
+  int _clone_range(const ApplyContext& ac,
+                   const coll_t& cid, const ghobject_t& oldoid,
                    const ghobject_t& newoid, uint64_t srcoff, uint64_t len,
                    uint64_t dstoff);
   // omap (MIMOmapOps.cc)
-  int _omap_clear(const coll_t& cid, const ghobject_t& oid);
-  int _omap_setkeys(const coll_t& cid, const ghobject_t& oid,
+  int _omap_clear(const ApplyContext& ac,
+                  const coll_t& cid, const ghobject_t& oid);
+  int _omap_setkeys(const ApplyContext& ac,
+                    const coll_t& cid, const ghobject_t& oid,
                     ceph::bufferlist& aset_bl);
-  int _omap_rmkeys(const coll_t& cid, const ghobject_t& oid,
+  int _omap_rmkeys(const ApplyContext& ac,
+                   const coll_t& cid, const ghobject_t& oid,
                    ceph::bufferlist& keys_bl);
-  int _omap_rmkeyrange(const coll_t& cid, const ghobject_t& oid,
+  int _omap_rmkeyrange(const ApplyContext& ac,
+                       const coll_t& cid, const ghobject_t& oid,
                        const std::string& first, const std::string& last);
-  int _omap_setheader(const coll_t& cid, const ghobject_t& oid,
+  int _omap_setheader(const ApplyContext& ac,
+                      const coll_t& cid, const ghobject_t& oid,
                       ceph::bufferlist& bl);
   // collections (MIMCollOps.cc)
-  int _create_collection(const coll_t& cid, int bits);
-  int _destroy_collection(const coll_t& cid);
-  int _collection_move_rename(const coll_t& oldcid, const ghobject_t& oldoid,
+  int _create_collection(const ApplyContext& ac, const coll_t& cid, int bits);
+  int _destroy_collection(const ApplyContext& ac, const coll_t& cid);
+  int _collection_move_rename(const ApplyContext& ac,
+                              const coll_t& oldcid, const ghobject_t& oldoid,
                               const coll_t& newcid, const ghobject_t& newoid);
-  int _split_collection(const coll_t& cid, uint32_t bits, uint32_t rem,
+  int _split_collection(const ApplyContext& ac,
+                        const coll_t& cid, uint32_t bits, uint32_t rem,
                         const coll_t& dest);
-  int _merge_collection(const coll_t& cid, uint32_t bits, const coll_t& dest);
+  int _merge_collection(const ApplyContext& ac,
+                        const coll_t& cid, uint32_t bits, const coll_t& dest);
   int _set_bits(const coll_t& cid, int bits);
   /// A collection's split bits, in memory and on disk (split, merge,
   /// set_bits).
@@ -411,32 +489,36 @@ class MIMStore : public ObjectStore {
 
   // op helpers (guards and the barrier: ReplayGuards.cc; the rest
   // MIMOps.cc and MIMCollOps.cc)
-  /// Replay guards, compared with cur_spos (ReplayGuards.cc). Live (not
+  /// Replay guards, compared with ac.spos (ReplayGuards.cc). Live (not
   /// replaying): always APPLY. *born_later: SKIP because the object's file
   /// was created after this op (a later incarnation). Replaying, a file
   /// with neither guard nor birth mark is removed first (an incomplete
   /// create, _drop_incomplete_create).
-  GuardVerdict _guard_cmp(const coll_t& cid, const ghobject_t* oid,
+  GuardVerdict _guard_cmp(const ApplyContext& ac,
+                          const coll_t& cid, const ghobject_t* oid,
                           bool* born_later = nullptr);
   /// True if the op must be applied: _guard_cmp() == APPLY.
-  bool _should_apply(const coll_t& cid, const ghobject_t* oid);
+  bool _should_apply(const ApplyContext& ac,
+                     const coll_t& cid, const ghobject_t* oid);
   /// Replay: remove an object file whose create lost its birth mark to the
   /// crash (from _guard_cmp, at the first replayed op naming it).
   void _drop_incomplete_create(const coll_t& cid, const ghobject_t& oid);
   /// Replay: redo a remove's omap clear the files no longer show.
-  int _replay_omap_clear(const ghobject_t& oid);
-  void _set_replay_guard(const ObjectFDRef& f, const ghobject_t& oid,
+  int _replay_omap_clear(const ApplyContext& ac, const ghobject_t& oid);
+  void _set_replay_guard(const ApplyContext& ac,
+                         const ObjectFDRef& f, const ghobject_t& oid,
                          bool in_progress = false);
   /// REQUIRES: every earlier op on cid is durable but for the merge
   /// cache's writes (see _collection_barrier): the guard syncs the rest.
-  void _set_collection_replay_guard(const coll_t& cid,
+  void _set_collection_replay_guard(const ApplyContext& ac, const coll_t& cid,
                                     bool in_progress = false);
   /// Write the cached extents of both collections to their files, before
   /// a collection guard (split, merge).
   int _collection_barrier(const coll_t& a, const coll_t& b);
   /// Split and merge, before moving objects from cid to dest: the barrier,
   /// then in-progress guards on both; `point` names the moment after.
-  int _begin_move(const coll_t& cid, const coll_t& dest, const char* point);
+  int _begin_move(const ApplyContext& ac,
+                  const coll_t& cid, const coll_t& dest, const char* point);
   /// Move the objects `which` selects from sc to dc (split, merge).
   int _move_objects(Collection* sc, Collection* dc,
                     const std::function<bool(const ghobject_t&)>& which);
@@ -451,7 +533,8 @@ class MIMStore : public ObjectStore {
   int _take_cached_collection(const coll_t& cid);
   /// 0 if collection `cid` holds `oid`, else -ENOENT.
   int _require_object(const coll_t& cid, const ghobject_t& oid);
-  int _open(const coll_t& cid, const ghobject_t& oid, bool create,
+  int _open(const ApplyContext& ac,
+            const coll_t& cid, const ghobject_t& oid, bool create,
             ObjectFDRef* out);
   /// What a read of one object's bytes holds while it reads: the object's
   /// stripe lock (so the flush thread cannot write back and drop cached
@@ -478,9 +561,6 @@ class MIMStore : public ObjectStore {
   mimstore::MIMConfig conf;
   bool mounted = false;
   int lock_fd = -1;  ///< flock on <osd data>/mimstore.lock while mounted
-  /// The store at mount time was not cleanly unmounted (so replay may find
-  /// operations partly applied; guards are consulted).
-  bool replaying = false;
   /// This mount's replay kept the merge window (mount thread, then
   /// constant).
   bool keep_window = false;
@@ -491,13 +571,11 @@ class MIMStore : public ObjectStore {
   sn_t replay_froze_at = 0;
   /// umount writes the merge window back (flush_journal) instead of
   /// leaving it in the journal. Set on the mount thread before umount; the
-  /// flush thread reads it under bg_lock once umount has set bg_stop.
+  /// flush thread reads it under freeze_lock once umount has set flush_stop.
   bool umount_writes_back = false;
   /// mimstore_format >= 2: every object file got a birth mark at its
   /// create, so one without is a create the power cut left incomplete.
   bool births_complete = false;
-  /// Position of the op being applied, for guards and DBObjectMap.
-  SequencerPosition cur_spos;
 
   std::unique_ptr<mim::IoEnv> io_base;   ///< the real I/O
   std::unique_ptr<mim::IoEnv> io_fault;  ///< fault seam, when configured
@@ -520,9 +598,13 @@ class MIMStore : public ObjectStore {
   /// Paces new transactions while a generation is written back (its own
   /// leaf lock; fed by the flush and sync threads, asked by _backoff).
   mim::JournalPacer pacer;
+  /// Made at the first mount, kept after umount (tests read it then).
   PerfCounters* logger = nullptr;
+  bool logger_registered = false;  ///< in cct's collection (while mounted)
   Finisher finisher;
-  std::unique_ptr<mimstore::AdminHook> admin_hook;
+  /// A mimstore::AdminHook (MIMAdmin.cc), held by its base so that the
+  /// store's own files need not include MIMAdmin.h.
+  std::unique_ptr<AdminSocketHook> admin_hook;
 
   /// Open collection handles and merge tombstones (Collections.h).
   mimstore::Collections colls{cct};
@@ -539,19 +621,26 @@ class MIMStore : public ObjectStore {
   /// throttle (core/durability.h; locks of its own, leaves).
   mim::Durability durability;
 
-  /// The freeze and flush hand-off. Protects the flags below.
-  ceph::mutex bg_lock = ceph::make_mutex("MIMStore::bg_lock");
-  ceph::condition_variable bg_cond;
+  /// The freeze and flush hand-off (MIMMergeControl.cc freezes, the flush
+  /// thread of MIMFlush.cc sweeps): protects the fields below. freeze_cond
+  /// wakes the flush thread (a generation frozen, or stop) and whoever
+  /// waits for a sweep to end (_write_back_all).
+  ceph::mutex freeze_lock = ceph::make_mutex("MIMStore::freeze_lock");
+  ceph::condition_variable freeze_cond;
   ceph::condition_variable room_cond;  ///< the flush freed cache room
-  bool bg_stop = false;            ///< GUARDED_BY(bg_lock)
-  bool flush_pending = false;      ///< GUARDED_BY(bg_lock) a generation is frozen
-  mim::FlushOrder flush_order;     ///< GUARDED_BY(bg_lock) of the frozen generation
-  bool freeze_queued = false;      ///< GUARDED_BY(bg_lock) a marker is in the apply queue
+  /// GUARDED_BY(freeze_lock): the flush thread ends.
+  bool flush_stop = false;
+  /// GUARDED_BY(freeze_lock): a generation is frozen, flush_order its.
+  bool flush_pending = false;
+  mim::FlushOrder flush_order;     ///< GUARDED_BY(freeze_lock)
+  /// GUARDED_BY(freeze_lock): a freeze marker is in the apply queue.
+  bool freeze_queued = false;
   /// A forced freeze that arrived while a flush was running; re-queued
-  /// when it ends. GUARDED_BY(bg_lock)
+  /// when it ends. GUARDED_BY(freeze_lock)
   mim::FlushTrigger refreeze = mim::FlushTrigger::NONE;
-  uint64_t explicit_handled = 0;   ///< GUARDED_BY(bg_lock) EXPLICIT markers seen
-  ceph::mono_clock::time_point last_freeze;  ///< GUARDED_BY(bg_lock)
+  /// GUARDED_BY(freeze_lock): EXPLICIT freeze markers handled.
+  uint64_t explicit_handled = 0;
+  ceph::mono_clock::time_point last_freeze;  ///< GUARDED_BY(freeze_lock)
 
   std::thread apply_thread;
   std::thread flush_thread;
@@ -581,8 +670,6 @@ class MIMStore : public ObjectStore {
   /// the apply thread, read by submitting threads (the pacer's share).
   std::atomic<sn_t> active_gen_first_sn{1};
   sn_t applying_sn = 0;  ///< apply thread only: the transaction being applied
-  /// Apply thread only: that transaction, while live (null in replay).
-  const TransContext* applying_txc = nullptr;
   /// Bound on the cached bytes of both generations (the HTMLL's max_bytes):
   /// mimstore_cache_max_bytes, or with mimstore_merge_data_in_journal half
   /// the journal. Set at mount.

@@ -29,28 +29,29 @@ using ceph::bufferlist;
 using ceph::bufferptr;
 using namespace mimstore;
 
-GuardVerdict MIMStore::_guard_cmp(const coll_t& cid, const ghobject_t* oid,
+GuardVerdict MIMStore::_guard_cmp(const ApplyContext& ac,
+                                  const coll_t& cid, const ghobject_t* oid,
                                   bool* born_later)
 {
-  if (!replaying) {
+  if (!ac.replaying) {
     return GuardVerdict::APPLY;
   }
   SequencerPosition g;
   bool in_progress = false;
-  if (files->get_tombstone(cid, &g) == 0 && g >= cur_spos) {
+  if (files->get_tombstone(cid, &g) == 0 && g >= ac.spos) {
     // merged away at g: every earlier op on it was durable then, and its
     // objects (with their omap) live on in the destination
-    dout(10) << "replay: skip " << cur_spos << " on " << cid
+    dout(10) << "replay: skip " << ac.spos << " on " << cid
              << ", merged away at " << g << dendl;
     return GuardVerdict::SKIP;
   }
   if (files->get_collection_guard(cid, &g, &in_progress) == 0 &&
-      g >= cur_spos) {
-    if (g == cur_spos && in_progress) {
+      g >= ac.spos) {
+    if (g == ac.spos && in_progress) {
       // this split or merge was under way when we crashed
       return GuardVerdict::RESUME;
     }
-    dout(10) << "replay: skip " << cur_spos << " on " << cid
+    dout(10) << "replay: skip " << ac.spos << " on " << cid
              << ", collection guard " << g << dendl;
     return GuardVerdict::SKIP;
   }
@@ -61,22 +62,22 @@ GuardVerdict MIMStore::_guard_cmp(const coll_t& cid, const ghobject_t* oid,
     }
     const int gr = files->get_guard(f, &g, &in_progress);
     if (gr == 0) {
-      if (g > cur_spos || (g == cur_spos && !in_progress)) {
-        dout(10) << "replay: skip " << cur_spos << " on " << *oid
+      if (g > ac.spos || (g == ac.spos && !in_progress)) {
+        dout(10) << "replay: skip " << ac.spos << " on " << *oid
                  << ", guard " << g << dendl;
         return GuardVerdict::SKIP;
       }
-      if (g == cur_spos) {
+      if (g == ac.spos) {
         // this very op was under way when we crashed
         return GuardVerdict::RESUME;
       }
     }
     if (written_back->loaded_objects() &&
         written_back->covers(cid.to_str(), object_file_name(*oid),
-                             cur_spos.seq)) {
+                             ac.spos.seq)) {
       // A sweep wrote the object back after this op, and a sync after
       // that made every op below the record durable (WrittenBack.h).
-      dout(20) << "replay: skip " << cur_spos << " on " << *oid
+      dout(20) << "replay: skip " << ac.spos << " on " << *oid
                << ", written back before the stop" << dendl;
       ++skipped_written_back;
       return GuardVerdict::SKIP;
@@ -85,8 +86,8 @@ GuardVerdict MIMStore::_guard_cmp(const coll_t& cid, const ghobject_t* oid,
     // was a tolerated -ENOENT, or it would have created the file itself).
     // Applied to the later object, a truncate or zero would corrupt it.
     const int br = files->get_born(f, &g);
-    if (br == 0 && g > cur_spos) {
-      dout(10) << "replay: skip " << cur_spos << " on " << *oid
+    if (br == 0 && g > ac.spos) {
+      dout(10) << "replay: skip " << ac.spos << " on " << *oid
                << ", created later at " << g << dendl;
       if (born_later) {
         *born_later = true;
@@ -128,12 +129,14 @@ void MIMStore::_drop_incomplete_create(const coll_t& cid,
   }
 }
 
-bool MIMStore::_should_apply(const coll_t& cid, const ghobject_t* oid)
+bool MIMStore::_should_apply(const ApplyContext& ac,
+                             const coll_t& cid, const ghobject_t* oid)
 {
-  return _guard_cmp(cid, oid) == GuardVerdict::APPLY;
+  return _guard_cmp(ac, cid, oid) == GuardVerdict::APPLY;
 }
 
-void MIMStore::_set_replay_guard(const ObjectFDRef& f, const ghobject_t& oid,
+void MIMStore::_set_replay_guard(const ApplyContext& ac,
+                                 const ObjectFDRef& f, const ghobject_t& oid,
                                  bool in_progress)
 {
   // Earlier omap/xattr changes of the target must be durable before the
@@ -141,9 +144,9 @@ void MIMStore::_set_replay_guard(const ObjectFDRef& f, const ghobject_t& oid,
   // omap header with this position makes DBObjectMap skip them too. An
   // in-progress guard skips them as well, but must not stamp: the op under
   // way still has its own omap steps to redo at this position.
-  int r = in_progress ? omap->sync() : omap->sync(&oid, &cur_spos);
+  int r = in_progress ? omap->sync() : omap->sync(&oid, &ac.spos);
   if (r == 0) {
-    r = files->set_guard(f, cur_spos, in_progress);
+    r = files->set_guard(f, ac.spos, in_progress);
   }
   if (r < 0) {
     derr << "cannot set replay guard on " << f->path << ": "
@@ -152,13 +155,14 @@ void MIMStore::_set_replay_guard(const ObjectFDRef& f, const ghobject_t& oid,
   }
 }
 
-void MIMStore::_set_collection_replay_guard(const coll_t& cid,
+void MIMStore::_set_collection_replay_guard(const ApplyContext& ac,
+                                            const coll_t& cid,
                                             bool in_progress)
 {
   // RocksDB first; set_collection_guard syncs the data filesystem.
   int r = omap->sync();
   if (r == 0) {
-    r = files->set_collection_guard(cid, cur_spos, in_progress);
+    r = files->set_collection_guard(cid, ac.spos, in_progress);
   }
   if (r < 0) {
     derr << "cannot set replay guard on " << cid << ": " << cpp_strerror(r)

@@ -13,11 +13,13 @@ set(mimstore_srcs
   mimstore/MIMFlush.cc
   mimstore/MIMJournal.cc
   mimstore/MIMJournalData.cc
+  mimstore/MIMMergeControl.cc
   mimstore/MIMMount.cc
   mimstore/MIMOmapOps.cc
   mimstore/MIMOps.cc
   mimstore/MIMPerf.cc
   mimstore/MIMRead.cc
+  mimstore/MIMReplay.cc
   mimstore/MIMStore.cc
   mimstore/ObjectFiles.cc
   mimstore/ObjectName.cc
