@@ -30,25 +30,35 @@
  * simple. Applying is cheap (page cache, RocksDB memtable, memory), so one
  * thread keeps up with an HDD-bound store.
  *
- * Locks, and how they nest (outer first). Read from the code, not checked
- * by lockdep (the build has debug mutexes off):
+ * Locks, and how they nest (outer first). This is the one list
+ * (docs/store.md points here). Read from the code: the store's own locks
+ * are not checked by a tool (debug mutexes are off, so lockdep does not
+ * run); core/'s are, by clang (core/thread_annotations.h).
  *   Sequencer::submit_lock   sn assignment and journal submission order;
  *                  the queue throttle. Outer to the journal's locks.
  *   obj_locks      one object's file data against the flush thread and
  *                  readers (stripes by object; two of them in address
- *                  order: ObjectLocks.h). Taken before the collection
- *                  registry's lock, Collection::lock and the HTMLL's
- *                  lock: an op locks its object first, then looks it up.
+ *                  order for clone, clone_range and collection_move_rename:
+ *                  ObjectLocks.h). Taken before Collections::lock,
+ *                  Collection::lock, Durability's locks, the HTMLL's lock
+ *                  and the journal writer's lock: an op locks its object
+ *                  first, then looks it up (_write -> _open); _fetch reads
+ *                  cached bytes back from the journal under it. A write
+ *                  that merges takes none (it only adds to the active
+ *                  generation), so the apply thread never waits for the
+ *                  flush's file writes.
  *   Collections::lock  the handle map; outer to Collection::lock
  *   Collection::lock   the collection's object index and bits
  *   freeze_lock    the freeze and flush hand-off; outer to the HTMLL's,
  *                  the journal's and Durability's locks
- *   Sequencer::apply_lock, Collections::tombstone_lock   leaves (apply
- *                  queue and applied_sn; tombstones of merged-away
- *                  collections)
- *   (HTMLL, Durability, pacer, journal and fd cache lock internally and
- *   call out to nothing while holding their locks; Durability calls its
- *   hooks with none of its locks held)
+ *   Sequencer::apply_lock, Collections::tombstone_lock,
+ *   WrittenBackRecords::lock   leaves (apply queue and applied_sn;
+ *                  tombstones of merged-away collections; written-back
+ *                  records)
+ *   (the HTMLL, Durability (parts_lock, sync_lock; its hooks run with
+ *   neither held), the pacer, the journal (header_lock before the writer's
+ *   lock) and the fd cache lock internally and call out to nothing while
+ *   holding their locks)
  */
 #pragma once
 
