@@ -443,6 +443,7 @@ mim::DurabilityHooks MIMStore::_durability_hooks()
     logger->inc(l_mimstore_syncs);
   };
   h.checkpoint_moved = [this](sn_t cp) {
+    _debug_point("sync:checkpoint");  // before the journal's tail moves
     int r = journal->set_checkpoint(cp);
     if (r < 0) {
       derr << "cannot persist checkpoint " << cp << ": " << cpp_strerror(r)

@@ -262,8 +262,10 @@ class MIMStore : public ObjectStore {
   uint64_t debug_fault_delayed_writes() const;
   /// Tests: called at named points inside multi-step ops (split, merge,
   /// rename) on the apply thread, so a crash test can die exactly there,
-  /// and after each object of a sweep on the flush thread
-  /// ("flush:object"). Set while no op is applied and no sweep runs.
+  /// after each object of a sweep on the flush thread ("flush:object"),
+  /// and on the sync thread before the journal's tail moves
+  /// ("sync:checkpoint"). Set while unmounted, or while no op is applied,
+  /// no sweep and no sync runs.
   void set_debug_hook(std::function<void(const char*)> f) {
     debug_hook = std::move(f);
   }

@@ -514,7 +514,10 @@ TEST(MIMStoreJournal, WrapsAndRemounts)
 }
 
 // With syncs far apart, only journal pressure frees journal space: writes
-// must wait for it, never overwrite live entries, and keep going.
+// must wait for it, never overwrite live entries, and keep going. The first
+// checkpoint is held until the writer has waited, so the full path is taken
+// however fast the sync is (it once was not: a quick sync freed the space
+// first and the counter stayed at 0).
 TEST(MIMStoreJournal, ThrottlesWhenFull)
 {
   for (bool merge : {true, false}) {
@@ -529,6 +532,19 @@ TEST(MIMStoreJournal, ThrottlesWhenFull)
     c.set("mimstore_backoff_max_delay", "0");
     StoreDir d;
     auto s = make_store(d);
+    auto* ms = static_cast<MIMStore*>(s.get());
+    // Set before the mount: no sync thread runs yet. The wait's limit only
+    // keeps a broken store from hanging the test; it fails below then.
+    ms->set_debug_hook([&](const char* where) {
+      if (std::string(where) != "sync:checkpoint") {
+        return;
+      }
+      auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+      while (perf_counter(s.get(), l_mimstore_journal_full_waits) <= 0 &&
+             std::chrono::steady_clock::now() < give_up) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    });
     ObjectStore::CollectionHandle ch;
     ASSERT_NO_FATAL_FAILURE(start_with_collection(s.get(), CID, &ch));
     // queue without waiting, so the journal really fills up
@@ -544,6 +560,7 @@ TEST(MIMStoreJournal, ThrottlesWhenFull)
     auto before = dump_state(s.get());
     ch.reset();
     ASSERT_EQ(0, s->umount());
+    ms->set_debug_hook(nullptr);
     ASSERT_EQ(0, s->mount());
     EXPECT_EQ("", diff_state(before, dump_state(s.get())));
     ASSERT_EQ(0, s->umount());
