@@ -15,6 +15,14 @@ one bench.sh run, and then given as median and range over the repeats. A
 point whose image has no more 4 MiB objects than the merge cache has HTMLL
 slots is labelled "fits one merge generation": every object of it has a
 slot, so each flush can write back the whole image.
+
+The subject (the profile the ratios are of) is the first profile of the
+sweep's plan (`--profiles`), or "mimstore" without a plan. Its merge
+cycles in the measured window are counted from the perf counters (flushes
+completed, `mimstore.flush_lat` count): a point where a repeat has fewer
+than MIN_FLUSH_CYCLES is labelled "fewer than 3 flush cycles in the
+window", as its figure may be the part of a cycle where the journal
+absorbs the writes, not the steady state.
 """
 
 import glob
@@ -25,6 +33,9 @@ import statistics
 import sys
 
 SUBJECT = "mimstore"
+MIN_FLUSH_CYCLES = 3
+FLUSH_COUNT = "mimstore.flush_lat.avgcount"
+MERGED = "mimstore.merged"
 ORDER = ["mimstore", "mimstore-nomerge", "bluestore-hybrid", "filestore-pacific"]
 UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
@@ -36,8 +47,31 @@ def size_bytes(s):
     return int(m.group(1)) * UNITS[m.group(2)]
 
 
-def prof_key(p):
+def prof_key(p, subject=SUBJECT):
+    if p == subject:
+        return (-1, p)
     return (ORDER.index(p) if p in ORDER else len(ORDER), p)
+
+
+def subject_of(plan):
+    """The profile the ratios are of: the plan's first profile."""
+    profiles = [p for p in (plan.get("profiles") or "").split(",") if p]
+    return profiles[0] if profiles else SUBJECT
+
+
+def flush_cycles(run):
+    """Merge flushes completed in the measured window (summed over OSDs);
+    None without perf counters or for a store that does not merge."""
+    perf = run.get("perf") or {}
+    if not perf.get("available"):
+        return None
+    hl = perf.get("highlights", {}).values()
+    counts = [h[FLUSH_COUNT] for h in hl if FLUSH_COUNT in h]
+    if counts:
+        return sum(counts)
+    # (the deltas leave out counters that did not move: a store that merged
+    # writes in the window and has no completed flush completed none)
+    return 0 if any(h.get(MERGED, 0) > 0 for h in hl) else None
 
 
 def load(sweep):
@@ -56,43 +90,53 @@ def load(sweep):
 
 
 def points(loaded):
-    """{(image, nvme, workload): {"reps": {rep: {profile: iops}}, "series_sum": [..]}}"""
+    """{(image, nvme, workload): {"reps": {rep: {profile: iops}},
+    "flushes": {rep: {profile: count}}, "series_sum": [..]}}"""
     pts = {}
     for img, nvme, rep, res in loaded:
         for run in res.get("runs", []):
             key = (img, nvme, run["workload"].get("name") or run["workload"]["distribution"])
-            pt = pts.setdefault(key, {"reps": {}, "series_sum": []})
+            pt = pts.setdefault(key, {"reps": {}, "flushes": {}, "series_sum": []})
             pt["reps"].setdefault(rep, {})[run["profile"]] = run["client"]["iops_mean"]
+            fc = flush_cycles(run)
+            if fc is not None:
+                pt["flushes"].setdefault(rep, {})[run["profile"]] = fc
             s = run["client"].get("series_sum_over_ops", run["client"].get("series_sum_over_writes"))
             if s is not None:
                 pt["series_sum"].append(s)
     return pts
 
 
-def summarise(pts, slots):
-    """Median and range per profile, same-run ratios, the merge-generation label."""
+def summarise(pts, slots, subject=SUBJECT):
+    """Median and range per profile, same-run ratios, the merge-generation
+    label, the subject's flush cycles in the window."""
     rows = []
     for (img, nvme, wl), pt in sorted(pts.items(), key=lambda kv: (
             size_bytes(kv[0][0]), -size_bytes(kv[0][1]), kv[0][2])):
-        profiles = sorted({p for r in pt["reps"].values() for p in r}, key=prof_key)
+        profiles = sorted({p for r in pt["reps"].values() for p in r},
+                          key=lambda p: prof_key(p, subject))
         per = {}
         for p in profiles:
             xs = [r[p] for r in pt["reps"].values() if p in r]
             per[p] = {"n": len(xs), "median": statistics.median(xs), "min": min(xs), "max": max(xs)}
         ratios = {}
         for p in profiles:
-            if p == SUBJECT:
+            if p == subject:
                 continue
-            rs = [r[SUBJECT] / r[p] for r in pt["reps"].values()
-                  if SUBJECT in r and p in r and r[p] > 0]
+            rs = [r[subject] / r[p] for r in pt["reps"].values()
+                  if subject in r and p in r and r[p] > 0]
             if rs:
                 ratios[p] = {"n": len(rs), "median": statistics.median(rs),
                              "min": min(rs), "max": max(rs)}
         objects = size_bytes(img) // (4 << 20)
+        # a subject run without the count (no perf dump) is not known short
+        fl = [f[subject] for f in pt["flushes"].values() if subject in f]
         rows.append({"image": img, "nvme": nvme, "workload": wl,
                      "image_objects": objects,
                      "fits_one_generation": slots is not None and objects <= slots,
-                     "iops": per, "ratios": ratios,
+                     "iops": per, "ratios": ratios, "subject": subject,
+                     "subject_flush_cycles": fl,
+                     "short_window": bool(fl) and min(fl) < MIN_FLUSH_CYCLES,
                      "series_sum_min": min(pt["series_sum"]) if pt["series_sum"] else None,
                      "series_sum_max": max(pt["series_sum"]) if pt["series_sum"] else None})
     return rows
@@ -105,8 +149,9 @@ def fmt_range(d, f="%.0f"):
 
 
 def markdown(rows, plan):
-    profiles = sorted({p for r in rows for p in r["iops"]}, key=prof_key)
-    others = [p for p in profiles if p != SUBJECT]
+    subject = rows[0]["subject"] if rows else subject_of(plan)
+    profiles = sorted({p for r in rows for p in r["iops"]}, key=lambda p: prof_key(p, subject))
+    others = [p for p in profiles if p != subject]
     lines = ["# Working-set sweep: qa/bench.sh at several image and journal sizes", ""]
     if plan:
         lines += ["- command: `%s`" % plan.get("command", "qa/sweep.sh"),
@@ -118,17 +163,24 @@ def markdown(rows, plan):
                   "- merge cache: %s HTMLL slots, %s MiB; a point whose image has no more 4 MiB "
                   "objects than slots is marked *fits one merge generation*"
                   % (plan.get("htmll_slots"), (plan.get("cache_max_bytes") or 0) >> 20), ""]
-    lines.append("IOPS: median (range over the repeats). Ratios: mimstore / other, "
-                 "taken within each run, median (range).")
+    lines.append("IOPS: median (range over the repeats). Ratios: %s / other, "
+                 "taken within each run, median (range). Flush cycles: merge flushes "
+                 "%s completed in the measured window, per repeat; fewer than %d is "
+                 "marked *fewer than %d flush cycles in the window* (not a steady-state "
+                 "figure)." % (subject, subject, MIN_FLUSH_CYCLES, MIN_FLUSH_CYCLES))
     lines.append("")
-    head = ["image", "journal", "workload"] + profiles + ["mimstore / " + p for p in others]
+    head = (["image", "journal", "workload"] + profiles + [subject + " / " + p for p in others]
+            + ["flush cycles"])
     lines.append("| " + " | ".join(head) + " |")
     lines.append("|" + "---|" * len(head))
     for r in rows:
         img = r["image"] + (" *fits one merge generation*" if r["fits_one_generation"] else "")
-        cells = [img, r["nvme"], r["workload"]]
+        wl = r["workload"] + (" *fewer than %d flush cycles in the window*" % MIN_FLUSH_CYCLES
+                              if r["short_window"] else "")
+        cells = [img, r["nvme"], wl]
         cells += [fmt_range(r["iops"][p]) if p in r["iops"] else "-" for p in profiles]
         cells += [fmt_range(r["ratios"][p], "%.2f") if p in r["ratios"] else "-" for p in others]
+        cells.append(", ".join("%d" % f for f in r["subject_flush_cycles"]) or "-")
         lines.append("| " + " | ".join(cells) + " |")
     sums = [x for r in rows for x in (r["series_sum_min"], r["series_sum_max"]) if x is not None]
     if sums:
@@ -141,7 +193,8 @@ def plot(rows, out):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     wls = sorted({r["workload"] for r in rows})
-    profiles = sorted({p for r in rows for p in r["iops"]}, key=prof_key)
+    subject = rows[0]["subject"]
+    profiles = sorted({p for r in rows for p in r["iops"]}, key=lambda p: prof_key(p, subject))
     fig, axes = plt.subplots(1, len(wls), figsize=(6 * len(wls), 4.5), squeeze=False)
     for ax, wl in zip(axes[0], wls):
         nvmes = sorted({r["nvme"] for r in rows if r["workload"] == wl},
@@ -182,7 +235,7 @@ def main(argv=None):
     pp = os.path.join(sweep, "sweep-plan.json")
     if os.path.exists(pp):
         plan = json.load(open(pp))
-    rows = summarise(points(load(sweep)), plan.get("htmll_slots"))
+    rows = summarise(points(load(sweep)), plan.get("htmll_slots"), subject_of(plan))
     md = markdown(rows, plan)
     with open(os.path.join(sweep, "sweep.md"), "w") as f:
         f.write(md)

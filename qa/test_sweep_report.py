@@ -13,10 +13,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sweep_report  # noqa: E402
 
 
-def _run(profile, dist, iops):
-    return {"profile": profile,
-            "workload": {"rw": "randwrite", "distribution": dist, "name": "randwrite-4k-t8-" + dist.replace(":", "")},
-            "client": {"iops_mean": iops, "series_sum_over_ops": 1.0}}
+def _run(profile, dist, iops, flushes=None):
+    r = {"profile": profile,
+         "workload": {"rw": "randwrite", "distribution": dist, "name": "randwrite-4k-t8-" + dist.replace(":", "")},
+         "client": {"iops_mean": iops, "series_sum_over_ops": 1.0}}
+    if flushes is not None:    # as analyze.perf_delta gives them
+        r["perf"] = {"available": True, "highlights": {
+            "osd.0": {"mimstore.flush_lat.avgcount": flushes, "mimstore.flush_bytes": 1}}}
+    return r
 
 
 class SweepReportTest(unittest.TestCase):
@@ -73,6 +77,77 @@ class SweepReportTest(unittest.TestCase):
         self.assertEqual([(r["image"], r["workload"]) for r in rows],
                          [("2G", "randwrite-4k-t8-uniform"), ("64G", "randrw50-4k-t8-uniform"),
                           ("64G", "randwrite-4k-t8-uniform"), ("64G", "randwrite-4k-t8-zipf1.2")])
+
+
+class SubjectAndWindowTest(unittest.TestCase):
+    """The ratios are of the plan's first profile; a point where a repeat of
+    it completed fewer than three merge flushes is marked."""
+
+    def setUp(self):
+        self.d = tempfile.mkdtemp()
+
+    def tearDown(self):
+        shutil.rmtree(self.d)
+
+    def _write(self, img, rep, runs):
+        d = os.path.join(self.d, "%s-nvme4G" % img, "rep%d" % rep)
+        os.makedirs(d)
+        json.dump({"runs": runs}, open(os.path.join(d, "results.json"), "w"))
+
+    def _rows(self, plan):
+        return sweep_report.summarise(sweep_report.points(sweep_report.load(self.d)), 4096,
+                                      sweep_report.subject_of(plan))
+
+    def test_subject_is_the_plans_first_profile(self):
+        self._write("64G", 1, [_run("mimstore-jdata-dbnvme", "uniform", 1000, flushes=3),
+                               _run("mimstore", "uniform", 250, flushes=9),
+                               _run("bluestore-hybrid", "uniform", 250)])
+        plan = {"profiles": "mimstore-jdata-dbnvme,mimstore,bluestore-hybrid"}
+        (row,) = self._rows(plan)
+        self.assertEqual(row["subject"], "mimstore-jdata-dbnvme")
+        self.assertEqual(row["ratios"]["bluestore-hybrid"]["median"], 4.0)
+        self.assertEqual(row["ratios"]["mimstore"]["median"], 4.0)
+        self.assertEqual(row["subject_flush_cycles"], [3])
+        self.assertFalse(row["short_window"])
+        md = sweep_report.markdown([row], plan)
+        self.assertIn("mimstore-jdata-dbnvme / bluestore-hybrid", md)
+        table = md[md.index("|---|"):]
+        self.assertIn("| 3 |", table)
+        self.assertNotIn("fewer than 3 flush cycles", table)
+        # without a plan the subject stays "mimstore"
+        self.assertEqual(self._rows({})[0]["subject"], "mimstore")
+
+    def test_a_repeat_with_fewer_than_three_flushes_marks_the_point(self):
+        self._write("64G", 1, [_run("mimstore", "uniform", 1700, flushes=1),
+                               _run("bluestore-hybrid", "uniform", 280)])
+        self._write("64G", 2, [_run("mimstore", "uniform", 1100, flushes=4),
+                               _run("bluestore-hybrid", "uniform", 280)])
+        (row,) = self._rows({})
+        self.assertEqual(row["subject_flush_cycles"], [1, 4])
+        self.assertTrue(row["short_window"])
+        md = sweep_report.markdown([row], {})
+        self.assertIn("randwrite-4k-t8-uniform *fewer than 3 flush cycles in the window*", md)
+        self.assertIn("| 1, 4 |", md)
+
+    def test_merging_without_a_completed_flush_is_zero_cycles(self):
+        run = _run("mimstore", "uniform", 1700)
+        run["perf"] = {"available": True, "highlights": {"osd.0": {"mimstore.merged": 5000}}}
+        self._write("16G", 1, [run, _run("bluestore-hybrid", "uniform", 280)])
+        (row,) = self._rows({})
+        self.assertEqual(row["subject_flush_cycles"], [0])
+        self.assertTrue(row["short_window"])
+        # merging off: neither counter moves, nothing to count
+        off = _run("mimstore", "uniform", 300)
+        off["perf"] = {"available": True, "highlights": {"osd.0": {"mimstore.direct_nomerge": 9}}}
+        self.assertIsNone(sweep_report.flush_cycles(off))
+
+    def test_no_perf_counters_is_not_called_short(self):
+        self._write("2G", 1, [_run("mimstore", "uniform", 1700),
+                              _run("bluestore-hybrid", "uniform", 280)])
+        (row,) = self._rows({})
+        self.assertEqual(row["subject_flush_cycles"], [])
+        self.assertFalse(row["short_window"])
+        self.assertIn("| - |", sweep_report.markdown([row], {}))
 
 
 if __name__ == "__main__":
