@@ -355,10 +355,9 @@ int ObjectFiles::open_path(const std::string& path, bool create,
 }
 
 int ObjectFiles::open_object(const coll_t& c, const ghobject_t& oid,
-                             OpenMode mode, ObjectFDRef* out,
+                             bool create, ObjectFDRef* out,
                              const SequencerPosition* born)
 {
-  const bool create = mode == OpenMode::CREATE;
   std::string fname = object_file_name(oid);
   std::string path = object_path(c.to_str(), fname);
   if (is_long_file_name(fname)) {
@@ -719,7 +718,7 @@ int ObjectFiles::get_guard(const ObjectFDRef& f, SequencerPosition* pos,
 }
 
 int ObjectFiles::set_guard(const ObjectFDRef& f, const SequencerPosition& pos,
-                           GuardState state)
+                           bool in_progress)
 {
   // The effect being guarded must be durable before the guard is: else a
   // crash could leave the guard without the effect, and replay would skip
@@ -730,7 +729,7 @@ int ObjectFiles::set_guard(const ObjectFDRef& f, const SequencerPosition& pos,
   }
   ceph::bufferlist bl;
   encode(pos, bl);
-  encode(state == GuardState::IN_PROGRESS, bl);  // one byte, as a bool
+  encode(in_progress, bl);
   r = io->fsetxattr(f->fd, GUARD_XATTR, bl.c_str(), bl.length(), 0);
   if (r < 0) {
     return r;
@@ -753,7 +752,7 @@ int ObjectFiles::get_collection_guard(const coll_t& c, SequencerPosition* pos,
 
 int ObjectFiles::set_collection_guard(const coll_t& c,
                                       const SequencerPosition& pos,
-                                      GuardState state)
+                                      bool in_progress)
 {
   int fd;
   int r = io->open(coll_dir(c.to_str()), O_RDONLY | O_DIRECTORY, 0, &fd);
@@ -766,7 +765,7 @@ int ObjectFiles::set_collection_guard(const coll_t& c,
   if (r == 0) {
     ceph::bufferlist bl;
     encode(pos, bl);
-    encode(state == GuardState::IN_PROGRESS, bl);
+    encode(in_progress, bl);
     r = io->fsetxattr(fd, GUARD_XATTR, bl.c_str(), bl.length(), 0);
   }
   if (r == 0) {
