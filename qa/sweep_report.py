@@ -53,6 +53,11 @@ def prof_key(p, subject=SUBJECT):
     return (ORDER.index(p) if p in ORDER else len(ORDER), p)
 
 
+def ordered(profiles, subject):
+    """Profiles in table order: the subject first, then ORDER, then by name."""
+    return sorted(set(profiles), key=lambda p: prof_key(p, subject))
+
+
 def subject_of(plan):
     """The profile the ratios are of: the plan's first profile."""
     profiles = [p for p in (plan.get("profiles") or "").split(",") if p]
@@ -113,8 +118,7 @@ def summarise(pts, slots, subject=SUBJECT):
     rows = []
     for (img, nvme, wl), pt in sorted(pts.items(), key=lambda kv: (
             size_bytes(kv[0][0]), -size_bytes(kv[0][1]), kv[0][2])):
-        profiles = sorted({p for r in pt["reps"].values() for p in r},
-                          key=lambda p: prof_key(p, subject))
+        profiles = ordered((p for r in pt["reps"].values() for p in r), subject)
         per = {}
         for p in profiles:
             xs = [r[p] for r in pt["reps"].values() if p in r]
@@ -150,7 +154,7 @@ def fmt_range(d, f="%.0f"):
 
 def markdown(rows, plan):
     subject = rows[0]["subject"] if rows else subject_of(plan)
-    profiles = sorted({p for r in rows for p in r["iops"]}, key=lambda p: prof_key(p, subject))
+    profiles = ordered((p for r in rows for p in r["iops"]), subject)
     others = [p for p in profiles if p != subject]
     lines = ["# Working-set sweep: qa/bench.sh at several image and journal sizes", ""]
     if plan:
@@ -194,7 +198,7 @@ def plot(rows, out):
     import matplotlib.pyplot as plt
     wls = sorted({r["workload"] for r in rows})
     subject = rows[0]["subject"]
-    profiles = sorted({p for r in rows for p in r["iops"]}, key=lambda p: prof_key(p, subject))
+    profiles = ordered((p for r in rows for p in r["iops"]), subject)
     fig, axes = plt.subplots(1, len(wls), figsize=(6 * len(wls), 4.5), squeeze=False)
     for ax, wl in zip(axes[0], wls):
         nvmes = sorted({r["nvme"] for r in rows if r["workload"] == wl},
