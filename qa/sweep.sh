@@ -8,17 +8,22 @@
 #               [-- BENCH_OPTIONS...]
 #
 # Defaults: points 2G:4G,16G:4G,64G:4G,64G:1G (image size : journal and
-# BlueStore block.db size per OSD), 2 repeats, all four profiles, uniform
-# and zipf:1.2, 4 KiB random writes at 8 threads, 60 s warm-up + 180 s
-# measured, emulated 7,200 rpm HDD (bench.sh's defaults otherwise).
+# BlueStore block.db size per OSD), 2 repeats, profiles
+# mimstore-jdata-dbnvme, mimstore-nomerge-dbnvme, bluestore-hybrid and
+# filestore-pacific, uniform and zipf:1.2, 4 KiB random writes at 8
+# threads, 60 s warm-up + 180 s measured, emulated 7,200 rpm HDD
+# (bench.sh's defaults otherwise).
 #
 # Options after "--" go to every qa/bench.sh run as they are (e.g.
 # "-- --rw randwrite,randrw:50 --osds 3 --pool-size 2"); the report keeps
 # one row per point and workload. With a single point, the sweep is the
 # way to repeat one bench.sh run and get the median and spread.
 #
-# Each (point, repeat) is one qa/bench.sh run with every profile, into
-# RESULTS/<IMG>-nvme<NVME>/rep<K>: its ratios come from one run. A run
+# Each (point, repeat, distribution) is one qa/bench.sh run with every
+# profile, into RESULTS/<IMG>-nvme<NVME>/rep<K>-<DIST>: its ratios come
+# from one run. Each distribution gets its own run, so its own cluster and
+# prefill: run back to back on one cluster, zipf inherited the merge
+# window (and its backlog) that uniform left. A run
 # whose results.json exists is not run again, so a sweep interrupted (a
 # session's end) resumes where it stopped. After each run, and with
 # --report-only, qa/sweep_report.py writes RESULTS/sweep.md, sweep.json
@@ -26,15 +31,22 @@
 #
 # Disk space: the prefill writes zeros, which the emulator's thin backing
 # files do not store, so a 64 GiB image takes what the measured writes
-# take. Time: per run about profiles x (prefill + distributions x (warm-up
-# + measured + 10 s)); the default sweep is some 8 runs of 45-60 min.
+# take. Time: per run about profiles x (prefill + warm-up + measured +
+# 10 s); the default sweep is 16 runs. A window must hold at least three
+# merge flushes of the first profile to be a steady-state figure (the
+# report marks those that do not): 180 s does at 2 GiB; 64 GiB with a
+# 4 GiB journal needs about 1200 s (docs/benchmarking.md).
 set -euo pipefail
 QA_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$QA_DIR/lib/common.sh"
 
 points=2G:4G,16G:4G,64G:4G,64G:1G
 argv=("$@")
-repeat=2 profiles=mimstore,mimstore-nomerge,bluestore-hybrid,filestore-pacific
+# mimstore as it is meant to run at scale (merge window in the journal,
+# RocksDB on the NVMe, as BlueStore-hybrid's block.db), and merging off on
+# the same devices: the four profiles then differ in the store, not in
+# where their metadata lives (FileStore's omap stays on the HDD, as stock)
+repeat=2 profiles=mimstore-jdata-dbnvme,mimstore-nomerge-dbnvme,bluestore-hybrid,filestore-pacific
 dist=both runtime=180 warmup=60 results="" report_only=0 bench_extra=()
 while (($#)); do
   case $1 in
@@ -59,6 +71,11 @@ for pt in "${plist[@]}"; do
   [[ $pt =~ ^[0-9]+[KMGT]:[0-9]+[KMGT]$ ]] ||
     die "--points: '$pt' is not IMAGE:NVME (e.g. 64G:4G)"
 done
+case $dist in
+  both) dlist=(uniform zipf:1.2) ;;
+  uniform|zipf:[0-9]*) dlist=("$dist") ;;
+  *) die "--distribution must be uniform, zipf:THETA or both, not '$dist'" ;;
+esac
 
 # What the sweep's labels need: the merge cache's geometry of this build.
 conf() { "$MIMSTORE_BUILD_DIR/bin/ceph-conf" -c /dev/null --show-config-value "$1" 2>/dev/null || echo null; }
@@ -76,20 +93,22 @@ if ((!report_only)); then
   for pt in "${plist[@]}"; do
     img=${pt%%:*} nvme=${pt##*:}
     for ((r = 1; r <= repeat; r++)); do
-      out=$results/$img-nvme$nvme/rep$r
-      if [[ -s $out/results.json ]]; then
-        log "sweep: $img image, $nvme journal, repeat $r: done already ($out)"
-        continue
-      fi
-      step "sweep: $img image, $nvme journal, repeat $r of $repeat"
-      rm -rf "$out"
-      # (a failed profile is in the run's failures.txt; the sweep goes on)
-      TB_WAL_SIZE_BLUESTORE=${TB_WAL_SIZE_BLUESTORE:-1G} \
-        "$QA_DIR/bench.sh" --profiles "$profiles" --image-size "$img" --nvme-size "$nvme" \
-          --distribution "$dist" --runtime "$runtime" --warmup "$warmup" --results "$out" \
-          "${bench_extra[@]+"${bench_extra[@]}"}" ||
-        warn "bench.sh failed for $img/$nvme repeat $r (see $out/failures.txt)"
-      "$PY" "$QA_DIR/sweep_report.py" "$results" >/dev/null || warn "sweep report failed"
+      for d in "${dlist[@]}"; do
+        out=$results/$img-nvme$nvme/rep$r-${d//:/}
+        if [[ -s $out/results.json ]]; then
+          log "sweep: $img image, $nvme journal, $d, repeat $r: done already ($out)"
+          continue
+        fi
+        step "sweep: $img image, $nvme journal, $d, repeat $r of $repeat"
+        rm -rf "$out"
+        # (a failed profile is in the run's failures.txt; the sweep goes on)
+        TB_WAL_SIZE_BLUESTORE=${TB_WAL_SIZE_BLUESTORE:-1G} \
+          "$QA_DIR/bench.sh" --profiles "$profiles" --image-size "$img" --nvme-size "$nvme" \
+            --distribution "$d" --runtime "$runtime" --warmup "$warmup" --results "$out" \
+            "${bench_extra[@]+"${bench_extra[@]}"}" ||
+          warn "bench.sh failed for $img/$nvme $d repeat $r (see $out/failures.txt)"
+        "$PY" "$QA_DIR/sweep_report.py" "$results" >/dev/null || warn "sweep report failed"
+      done
     done
   done
 fi

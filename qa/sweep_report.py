@@ -2,7 +2,8 @@
 """The working-set sweep's report: qa/sweep.sh's bench.sh runs side by side.
 
 Usage: sweep_report.py SWEEP_DIR
-Reads SWEEP_DIR/<IMG>-nvme<NVME>/rep<K>/results.json (qa/report.py) and
+Reads SWEEP_DIR/<IMG>-nvme<NVME>/rep<K>-<DIST>/results.json (qa/report.py;
+rep<K> in sweeps before each distribution had its own run) and
 SWEEP_DIR/sweep-plan.json. Writes SWEEP_DIR/sweep.md, sweep.json and
 sweep_iops.png (IOPS against image size, one line per profile and panel
 per workload; the bars span the repeats), and prints sweep.md.
@@ -85,7 +86,8 @@ def load(sweep):
     for path in glob.glob(os.path.join(sweep, "*-nvme*", "rep*", "results.json")):
         rep_dir = os.path.dirname(path)
         m = re.fullmatch(r"(\d+[KMGT])-nvme(\d+[KMGT])", os.path.basename(os.path.dirname(rep_dir)))
-        r = re.fullmatch(r"rep(\d+)", os.path.basename(rep_dir))
+        # rep<K>-<DIST> (one run per distribution), or rep<K> (sweeps before that)
+        r = re.fullmatch(r"rep(\d+)(-[a-z0-9.]+)?", os.path.basename(rep_dir))
         if not m or not r:
             continue
         with open(path) as f:

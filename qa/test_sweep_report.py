@@ -37,8 +37,8 @@ class SweepReportTest(unittest.TestCase):
                    "repeat": 2, "runtime_s": 180, "warmup_s": 60},
                   open(os.path.join(self.d, "sweep-plan.json"), "w"))
 
-    def _write(self, img, nvme, rep, runs):
-        d = os.path.join(self.d, "%s-nvme%s" % (img, nvme), "rep%d" % rep)
+    def _write(self, img, nvme, rep, runs, dist=""):
+        d = os.path.join(self.d, "%s-nvme%s" % (img, nvme), "rep%d%s" % (rep, dist))
         os.makedirs(d)
         json.dump({"runs": runs}, open(os.path.join(d, "results.json"), "w"))
 
@@ -77,6 +77,23 @@ class SweepReportTest(unittest.TestCase):
         self.assertEqual([(r["image"], r["workload"]) for r in rows],
                          [("2G", "randwrite-4k-t8-uniform"), ("64G", "randrw50-4k-t8-uniform"),
                           ("64G", "randwrite-4k-t8-uniform"), ("64G", "randwrite-4k-t8-zipf1.2")])
+
+    def test_one_run_per_distribution(self):
+        # sweep.sh's rep<K>-<DIST> runs: each distribution is its own
+        # repeat of its own point, beside an older sweep's rep<K>
+        self._write("64G", "4G", 1, [_run("mimstore", "zipf:1.2", 900),
+                                     _run("bluestore-hybrid", "zipf:1.2", 300)], "-zipf1.2")
+        self._write("64G", "4G", 2, [_run("mimstore", "zipf:1.2", 700),
+                                     _run("bluestore-hybrid", "zipf:1.2", 350)], "-zipf1.2")
+        self._write("64G", "4G", 2, [_run("mimstore", "uniform", 500),
+                                     _run("bluestore-hybrid", "uniform", 250)], "-uniform")
+        self._write("64G", "4G", 3, [], "-x_y")        # not a run directory: ignored
+        rows = sweep_report.summarise(sweep_report.points(sweep_report.load(self.d)), 4096)
+        big = {r["workload"]: r for r in rows if r["image"] == "64G"}
+        self.assertEqual(big["randwrite-4k-t8-zipf1.2"]["iops"]["mimstore"]["n"], 2)
+        self.assertEqual(big["randwrite-4k-t8-zipf1.2"]["ratios"]["bluestore-hybrid"]["median"], 2.5)
+        u = big["randwrite-4k-t8-uniform"]["ratios"]["bluestore-hybrid"]
+        self.assertEqual((u["n"], u["min"], u["max"]), (2, 1.0, 2.0))
 
 
 class SubjectAndWindowTest(unittest.TestCase):
