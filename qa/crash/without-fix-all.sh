@@ -13,7 +13,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 # name | file | gtest filter | python edit of `s` (the file's text)
 CASES=(
   "nobarrier|MIMCollOps.cc|*MergeCrash*:*MergeKeepsCachedWritesToDest*|s = s.replace('_collection_barrier(cid, dest)', '0')"
-  "noinprogress|MIMCollOps.cc|*SplitCrash*|s = s.replace('  _set_collection_replay_guard(ac, cid, true);\n  _set_collection_replay_guard(ac, dest, true);\n  _debug_point(point);', '  _debug_point(point);')"
+  "noinprogress|MIMCollOps.cc|*SplitCrash*|s = s.replace('  _set_collection_replay_guard(ac, cid, GuardState::IN_PROGRESS);\n  _set_collection_replay_guard(ac, dest, GuardState::IN_PROGRESS);\n  _debug_point(point);', '  _debug_point(point);')"
   "notombstone|ReplayGuards.cc|*MergeSourceNotRecreated*|s = s.replace('files->get_tombstone(cid, &g) == 0 && g >= ac.spos', 'false')"
   "noredo|MIMCollOps.cc|*RenameRedoesOmap*|s = s.replace('    if (dst == GuardVerdict::RESUME) {', '    if (false) {')"
   "nocloneenoent|MIMOps.cc|*CloneSourceRemovedLater*|s = s.replace('  if (r == -ENOENT && ac.replaying) {\n    // A clone source', '  if (false) {\n    // A clone source')"

@@ -134,7 +134,7 @@ int MIMStore::_create_collection(const ApplyContext& ac,
   }
   // A later remove and re-create of this collection must not let replay
   // apply this incarnation's ops to the next one.
-  _set_collection_replay_guard(ac, cid);
+  _set_collection_replay_guard(ac, cid, GuardState::DONE);
   return 0;
 }
 
@@ -217,7 +217,7 @@ int MIMStore::_collection_move_rename(const ApplyContext& ac,
       // omap and xattrs was. Redo that part (DBObjectMap skips what its
       // header says is done) and close the guard.
       ObjectFDRef f;
-      int r = files->open_object(newcid, newoid, false, &f);
+      int r = files->open_object(newcid, newoid, OpenMode::EXISTING, &f);
       if (r < 0) {
         return r;
       }
@@ -229,7 +229,7 @@ int MIMStore::_collection_move_rename(const ApplyContext& ac,
       if (r < 0 && r != -ENOENT) {
         return r;
       }
-      _set_replay_guard(ac, f, newoid);
+      _set_replay_guard(ac, f, newoid, GuardState::DONE);
     }
     return 0;  // moved before the crash
   }
@@ -245,12 +245,12 @@ int MIMStore::_collection_move_rename(const ApplyContext& ac,
     return r;
   }
   ObjectFDRef f;
-  r = files->open_object(oldcid, oldoid, false, &f);
+  r = files->open_object(oldcid, oldoid, OpenMode::EXISTING, &f);
   if (r < 0) {
     return r;
   }
   if (dst == GuardVerdict::APPLY) {
-    _set_replay_guard(ac, f, oldoid, true);
+    _set_replay_guard(ac, f, oldoid, GuardState::IN_PROGRESS);
   }
   r = files->link_object(oldcid, oldoid, newcid, newoid);
   if (r == -EEXIST && ac.replaying) {
@@ -285,7 +285,7 @@ int MIMStore::_collection_move_rename(const ApplyContext& ac,
     std::unique_lock nl(nc->lock);
     nc->objects.insert(newoid);
   }
-  _set_replay_guard(ac, f, newoid);
+  _set_replay_guard(ac, f, newoid, GuardState::DONE);
   return 0;
 }
 
@@ -309,8 +309,8 @@ int MIMStore::_begin_move(const ApplyContext& ac,
   if (r < 0) {
     return r;
   }
-  _set_collection_replay_guard(ac, cid, true);
-  _set_collection_replay_guard(ac, dest, true);
+  _set_collection_replay_guard(ac, cid, GuardState::IN_PROGRESS);
+  _set_collection_replay_guard(ac, dest, GuardState::IN_PROGRESS);
   _debug_point(point);
   return 0;
 }
@@ -374,9 +374,9 @@ int MIMStore::_split_collection(const ApplyContext& ac,
     return r;
   }
   _debug_point("split:moved");
-  _set_collection_replay_guard(ac, dest);
+  _set_collection_replay_guard(ac, dest, GuardState::DONE);
   _debug_point("split:dest-closed");
-  _set_collection_replay_guard(ac, cid);
+  _set_collection_replay_guard(ac, cid, GuardState::DONE);
   return 0;
 }
 
@@ -436,7 +436,7 @@ int MIMStore::_merge_collection(const ApplyContext& ac,
     colls.drop(cid);
   }
   _debug_point("merge:removed");
-  _set_collection_replay_guard(ac, dest);
+  _set_collection_replay_guard(ac, dest, GuardState::DONE);
   return 0;
 }
 

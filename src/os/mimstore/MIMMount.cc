@@ -413,8 +413,7 @@ int MIMStore::mkjournal()
            << "not in the object files yet (after a crash, or the merge "
            << "window a stop left there); run ceph-osd --flush-journal "
            << "before making a new journal" << dendl;
-      journal->close(false);
-      r = -EBUSY;
+      r = -EBUSY;  // _close_all closes the journal as it is
       goto out;
     }
     if (r == 0) {
@@ -774,7 +773,7 @@ int MIMStore::fsck(bool deep)
       }
       if (deep) {
         ObjectFDRef f;
-        int rr = files->open_object(cid, o, false, &f);
+        int rr = files->open_object(cid, o, OpenMode::EXISTING, &f);
         uint64_t size = 0;
         if (rr == 0) {
           rr = files->size(f, &size);

@@ -233,9 +233,10 @@ void MIMStore::_debug_point(const char* where)
 }
 
 int MIMStore::_open(const ApplyContext& ac,
-                    const coll_t& cid, const ghobject_t& oid, bool create,
+                    const coll_t& cid, const ghobject_t& oid, OpenMode mode,
                     ObjectFDRef* out)
 {
+  const bool create = mode == OpenMode::CREATE;
   auto c = colls.get(cid);
   if (!c) {
     return -ENOENT;
@@ -249,7 +250,7 @@ int MIMStore::_open(const ApplyContext& ac,
       return -ENOENT;
     }
   }
-  int r = files->open_object(cid, oid, create, out, &ac.spos);
+  int r = files->open_object(cid, oid, mode, out, &ac.spos);
   if (r == 0 && create) {
     std::unique_lock l(c->lock);
     c->objects.insert(oid);
@@ -316,7 +317,7 @@ int MIMStore::_touch(const ApplyContext& ac,
     return 0;
   }
   ObjectFDRef f;
-  return _open(ac, cid, oid, true, &f);
+  return _open(ac, cid, oid, OpenMode::CREATE, &f);
 }
 
 int MIMStore::_write(const ApplyContext& ac,
@@ -334,7 +335,7 @@ int MIMStore::_write(const ApplyContext& ac,
   if (!ac.merge) {
     std::lock_guard ol(obj_locks.of(cname, fname));
     ObjectFDRef f;
-    int r = _open(ac, cid, oid, true, &f);
+    int r = _open(ac, cid, oid, OpenMode::CREATE, &f);
     if (r < 0 || len == 0) {
       return r;
     }
@@ -353,7 +354,7 @@ int MIMStore::_write(const ApplyContext& ac,
   // The file always exists once an object does (the cache holds bytes,
   // never existence); only this thread creates or removes object files.
   ObjectFDRef f;
-  int r = _open(ac, cid, oid, true, &f);
+  int r = _open(ac, cid, oid, OpenMode::CREATE, &f);
   if (r < 0 || len == 0) {
     return r;
   }
@@ -427,7 +428,7 @@ int MIMStore::_zero(const ApplyContext& ac,
   string fname = object_file_name(oid);
   std::lock_guard ol(obj_locks.of(cid.to_str(), fname));
   ObjectFDRef f;
-  int r = _open(ac, cid, oid, true, &f);
+  int r = _open(ac, cid, oid, OpenMode::CREATE, &f);
   if (r < 0) {
     return r;
   }
@@ -449,7 +450,7 @@ int MIMStore::_truncate(const ApplyContext& ac,
   string fname = object_file_name(oid);
   std::lock_guard ol(obj_locks.of(cid.to_str(), fname));
   ObjectFDRef f;
-  int r = _open(ac, cid, oid, false, &f);
+  int r = _open(ac, cid, oid, OpenMode::EXISTING, &f);
   if (r < 0) {
     return r;
   }
@@ -593,7 +594,7 @@ int MIMStore::_clone(const ApplyContext& ac,
   string nfname = object_file_name(newoid);
   TwoLocks l(obj_locks.of(cname, ofname), obj_locks.of(cname, nfname));
   ObjectFDRef of, nf;
-  int r = _open(ac, cid, oldoid, false, &of);
+  int r = _open(ac, cid, oldoid, OpenMode::EXISTING, &of);
   if (r < 0) {
     return r;
   }
@@ -602,7 +603,7 @@ int MIMStore::_clone(const ApplyContext& ac,
     r = _take_cached(cid, nfname, Taken::DISCARD);  // the clone replaces it all
   }
   if (r == 0) {
-    r = _open(ac, cid, newoid, true, &nf);
+    r = _open(ac, cid, newoid, OpenMode::CREATE, &nf);
   }
   if (r == 0) {
     r = files->clone(of, nf);
@@ -614,7 +615,7 @@ int MIMStore::_clone(const ApplyContext& ac,
   if (r < 0 && r != -ENOENT) {
     return r;
   }
-  _set_replay_guard(ac, nf, newoid);
+  _set_replay_guard(ac, nf, newoid, GuardState::DONE);
   return 0;
 }
 
@@ -633,7 +634,7 @@ int MIMStore::_clone_range(const ApplyContext& ac,
   string nfname = object_file_name(newoid);
   TwoLocks l(obj_locks.of(cname, ofname), obj_locks.of(cname, nfname));
   ObjectFDRef of, nf;
-  int r = _open(ac, cid, oldoid, false, &of);
+  int r = _open(ac, cid, oldoid, OpenMode::EXISTING, &of);
   if (r < 0) {
     return r;
   }
@@ -642,7 +643,7 @@ int MIMStore::_clone_range(const ApplyContext& ac,
     r = _take_cached(cid, nfname, Taken::WRITE_BACK);
   }
   if (r == 0) {
-    r = _open(ac, cid, newoid, true, &nf);
+    r = _open(ac, cid, newoid, OpenMode::CREATE, &nf);
   }
   if (r < 0) {
     return r;
@@ -664,6 +665,6 @@ int MIMStore::_clone_range(const ApplyContext& ac,
       return r;
     }
   }
-  _set_replay_guard(ac, nf, newoid);
+  _set_replay_guard(ac, nf, newoid, GuardState::DONE);
   return 0;
 }

@@ -53,7 +53,7 @@ int MIMStore::_open_for_read(CollectionHandle& ch, const ghobject_t& oid,
   auto c = static_cast<Collection*>(ch.get());
   h->fname = object_file_name(oid);
   h->lock = std::unique_lock(obj_locks.of(c->name, h->fname));
-  r = files->open_object(c->cid, oid, false, &h->f);
+  r = files->open_object(c->cid, oid, OpenMode::EXISTING, &h->f);
   if (r < 0) {
     return r;
   }

@@ -109,6 +109,8 @@ class ObjectFiles;
 class ObjectFD;
 using ObjectFDRef = std::shared_ptr<ObjectFD>;
 class AdminHook;
+enum class OpenMode : uint8_t;    // ObjectFiles.h: EXISTING, CREATE
+enum class GuardState : uint8_t;  // ObjectFiles.h: DONE, IN_PROGRESS
 
 /// What replay does with an op, from the replay guards of its targets.
 enum class GuardVerdict {
@@ -141,6 +143,8 @@ struct ApplyContext {
 using mimstore::ObjectFDRef;
 using mimstore::GuardVerdict;
 using mimstore::ApplyContext;
+using mimstore::OpenMode;
+using mimstore::GuardState;
 
 
 class MIMStore : public ObjectStore {
@@ -519,11 +523,11 @@ class MIMStore : public ObjectStore {
   int _replay_omap_clear(const ApplyContext& ac, const ghobject_t& oid);
   void _set_replay_guard(const ApplyContext& ac,
                          const ObjectFDRef& f, const ghobject_t& oid,
-                         bool in_progress = false);
+                         GuardState state);
   /// REQUIRES: every earlier op on cid is durable but for the merge
   /// cache's writes (see _collection_barrier): the guard syncs the rest.
   void _set_collection_replay_guard(const ApplyContext& ac, const coll_t& cid,
-                                    bool in_progress = false);
+                                    GuardState state);
   /// Write the cached extents of both collections to their files, before
   /// a collection guard (split, merge).
   int _collection_barrier(const coll_t& a, const coll_t& b);
@@ -546,7 +550,7 @@ class MIMStore : public ObjectStore {
   /// 0 if collection `cid` holds `oid`, else -ENOENT.
   int _require_object(const coll_t& cid, const ghobject_t& oid);
   int _open(const ApplyContext& ac,
-            const coll_t& cid, const ghobject_t& oid, bool create,
+            const coll_t& cid, const ghobject_t& oid, OpenMode mode,
             ObjectFDRef* out);
   /// What a read of one object's bytes holds while it reads: the object's
   /// stripe lock (so the flush thread cannot write back and drop cached

@@ -355,9 +355,10 @@ int ObjectFiles::open_path(const std::string& path, bool create,
 }
 
 int ObjectFiles::open_object(const coll_t& c, const ghobject_t& oid,
-                             bool create, ObjectFDRef* out,
+                             OpenMode mode, ObjectFDRef* out,
                              const SequencerPosition* born)
 {
+  const bool create = mode == OpenMode::CREATE;
   std::string fname = object_file_name(oid);
   std::string path = object_path(c.to_str(), fname);
   if (is_long_file_name(fname)) {
@@ -718,7 +719,7 @@ int ObjectFiles::get_guard(const ObjectFDRef& f, SequencerPosition* pos,
 }
 
 int ObjectFiles::set_guard(const ObjectFDRef& f, const SequencerPosition& pos,
-                           bool in_progress)
+                           GuardState state)
 {
   // The effect being guarded must be durable before the guard is: else a
   // crash could leave the guard without the effect, and replay would skip
@@ -729,7 +730,7 @@ int ObjectFiles::set_guard(const ObjectFDRef& f, const SequencerPosition& pos,
   }
   ceph::bufferlist bl;
   encode(pos, bl);
-  encode(in_progress, bl);
+  encode(state == GuardState::IN_PROGRESS, bl);  // one byte, as a bool
   r = io->fsetxattr(f->fd, GUARD_XATTR, bl.c_str(), bl.length(), 0);
   if (r < 0) {
     return r;
@@ -752,7 +753,7 @@ int ObjectFiles::get_collection_guard(const coll_t& c, SequencerPosition* pos,
 
 int ObjectFiles::set_collection_guard(const coll_t& c,
                                       const SequencerPosition& pos,
-                                      bool in_progress)
+                                      GuardState state)
 {
   int fd;
   int r = io->open(coll_dir(c.to_str()), O_RDONLY | O_DIRECTORY, 0, &fd);
@@ -765,7 +766,7 @@ int ObjectFiles::set_collection_guard(const coll_t& c,
   if (r == 0) {
     ceph::bufferlist bl;
     encode(pos, bl);
-    encode(in_progress, bl);
+    encode(state == GuardState::IN_PROGRESS, bl);
     r = io->fsetxattr(fd, GUARD_XATTR, bl.c_str(), bl.length(), 0);
   }
   if (r == 0) {

@@ -60,6 +60,14 @@ class ObjectFD {
 };
 using ObjectFDRef = std::shared_ptr<ObjectFD>;
 
+/// open_object: only an object that exists, or create it when missing.
+/// (Declared without its enumerators in MIMStore.h.)
+enum class OpenMode : uint8_t { EXISTING, CREATE };
+/// A replay guard being set: the op it guards is done, or it is set before
+/// a multi-step op and closed after it (replay then resumes the op at that
+/// position, see MIMStore::_guard_cmp).
+enum class GuardState : uint8_t { DONE, IN_PROGRESS };
+
 class ObjectFiles {
  public:
   ObjectFiles(CephContext* cct, mim::IoEnv* io, const std::string& data_dir,
@@ -88,11 +96,12 @@ class ObjectFiles {
                    std::vector<std::string>* bad);
 
   // ---- objects ----
-  /// Open (and with `create`, create) the file of `oid`. -ENOENT if absent.
+  /// Open (with CREATE, create if missing) the file of `oid`. -ENOENT if
+  /// absent.
   /// A file this call creates records `born` (the creating op's position)
   /// in an xattr: replay uses it to skip older ops on the same name, which
   /// saw no object (see MIMStore::_guard_cmp).
-  int open_object(const coll_t& c, const ghobject_t& oid, bool create,
+  int open_object(const coll_t& c, const ghobject_t& oid, OpenMode mode,
                   ObjectFDRef* out, const SequencerPosition* born = nullptr);
   /// The creation position recorded by open_object; -ENODATA if none.
   int get_born(const ObjectFDRef& f, SequencerPosition* pos);
@@ -154,13 +163,13 @@ class ObjectFiles {
   /// REQUIRES: the guarded effect's omap changes are durable (the caller
   /// syncs RocksDB first).
   int set_guard(const ObjectFDRef& f, const SequencerPosition& pos,
-                bool in_progress = false);
+                GuardState state);
   /// A collection guard asserts that every op on the collection before it
   /// is durable: setting one syncs the whole data filesystem first.
   int get_collection_guard(const coll_t& c, SequencerPosition* pos,
                            bool* in_progress = nullptr);
   int set_collection_guard(const coll_t& c, const SequencerPosition& pos,
-                           bool in_progress = false);
+                           GuardState state);
 
   // ---- tombstones of merged-away collections ----
   /// A collection merged into another leaves a tombstone (objects/.gone/

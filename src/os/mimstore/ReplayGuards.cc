@@ -57,7 +57,7 @@ GuardVerdict MIMStore::_guard_cmp(const ApplyContext& ac,
   }
   if (oid) {
     ObjectFDRef f;
-    if (files->open_object(cid, *oid, false, &f) < 0) {
+    if (files->open_object(cid, *oid, OpenMode::EXISTING, &f) < 0) {
       return GuardVerdict::APPLY;
     }
     const int gr = files->get_guard(f, &g, &in_progress);
@@ -137,16 +137,17 @@ bool MIMStore::_should_apply(const ApplyContext& ac,
 
 void MIMStore::_set_replay_guard(const ApplyContext& ac,
                                  const ObjectFDRef& f, const ghobject_t& oid,
-                                 bool in_progress)
+                                 GuardState state)
 {
   // Earlier omap/xattr changes of the target must be durable before the
   // guard is, because replay skips them on the guard's word; stamping the
   // omap header with this position makes DBObjectMap skip them too. An
   // in-progress guard skips them as well, but must not stamp: the op under
   // way still has its own omap steps to redo at this position.
-  int r = in_progress ? omap->sync() : omap->sync(&oid, &ac.spos);
+  int r = state == GuardState::IN_PROGRESS ? omap->sync()
+                                           : omap->sync(&oid, &ac.spos);
   if (r == 0) {
-    r = files->set_guard(f, ac.spos, in_progress);
+    r = files->set_guard(f, ac.spos, state);
   }
   if (r < 0) {
     derr << "cannot set replay guard on " << f->path << ": "
@@ -157,12 +158,12 @@ void MIMStore::_set_replay_guard(const ApplyContext& ac,
 
 void MIMStore::_set_collection_replay_guard(const ApplyContext& ac,
                                             const coll_t& cid,
-                                            bool in_progress)
+                                            GuardState state)
 {
   // RocksDB first; set_collection_guard syncs the data filesystem.
   int r = omap->sync();
   if (r == 0) {
-    r = files->set_collection_guard(cid, ac.spos, in_progress);
+    r = files->set_collection_guard(cid, ac.spos, state);
   }
   if (r < 0) {
     derr << "cannot set replay guard on " << cid << ": " << cpp_strerror(r)

@@ -50,6 +50,8 @@ using namespace std::string_literals;
 using ceph::bufferlist;
 using mimstore::ObjectFDRef;
 using mimstore::ObjectFiles;
+using mimstore::OpenMode;
+using mimstore::GuardState;
 using mimstore::LONG_NAME_THRESHOLD;
 using mimstore::decode_object_name;
 using mimstore::encode_object_name;
@@ -643,7 +645,7 @@ TEST_F(MIMStoreObjectFiles, MkfsOpenClose)
   EXPECT_EQ(0, f.sync_all());
   ASSERT_EQ(0, f.create_collection(CID, 0));
   ObjectFDRef o;
-  ASSERT_EQ(0, f.open_object(CID, make_obj("kept"), true, &o));
+  ASSERT_EQ(0, f.open_object(CID, make_obj("kept"), OpenMode::CREATE, &o));
   ASSERT_EQ(0, f.write(o, 0, pattern(100, 'k')));
   o.reset();
   f.close();
@@ -653,7 +655,7 @@ TEST_F(MIMStoreObjectFiles, MkfsOpenClose)
   std::set<ghobject_t> objs;
   ASSERT_EQ(0, f.list_objects(CID, &objs, nullptr));
   EXPECT_EQ(std::set<ghobject_t>{make_obj("kept")}, objs);
-  ASSERT_EQ(0, f.open_object(CID, make_obj("kept"), false, &o));
+  ASSERT_EQ(0, f.open_object(CID, make_obj("kept"), OpenMode::EXISTING, &o));
   uint64_t sz = 0;
   ASSERT_EQ(0, f.size(o, &sz));
   EXPECT_EQ(uint64_t(100), sz);
@@ -700,7 +702,7 @@ TEST_F(MIMStoreObjectFiles, Collections)
 
   // not empty: refused
   ObjectFDRef f;
-  ASSERT_EQ(0, files->open_object(CID, make_obj("o"), true, &f));
+  ASSERT_EQ(0, files->open_object(CID, make_obj("o"), OpenMode::CREATE, &f));
   f.reset();
   EXPECT_EQ(-ENOTEMPTY, files->remove_collection(CID));
   EXPECT_EQ(1u, collections().count(CID));
@@ -724,15 +726,15 @@ TEST_F(MIMStoreObjectFiles, OpenCreateAndList)
   ASSERT_TRUE(is_long_file_name(object_file_name(lo)));
   ObjectFDRef f, lf;
   // absent, and create=false does not make it
-  EXPECT_EQ(-ENOENT, files->open_object(CID, o, false, &f));
+  EXPECT_EQ(-ENOENT, files->open_object(CID, o, OpenMode::EXISTING, &f));
   EXPECT_EQ(nullptr, f);
-  EXPECT_EQ(-ENOENT, files->open_object(CID, lo, false, &lf));
+  EXPECT_EQ(-ENOENT, files->open_object(CID, lo, OpenMode::EXISTING, &lf));
   EXPECT_TRUE(list(CID).empty());
 
-  ASSERT_EQ(0, files->open_object(CID, o, true, &f));
+  ASSERT_EQ(0, files->open_object(CID, o, OpenMode::CREATE, &f));
   ASSERT_NE(nullptr, f);
   EXPECT_EQ(path_of(CID, o), f->path);
-  ASSERT_EQ(0, files->open_object(CID, lo, true, &lf));
+  ASSERT_EQ(0, files->open_object(CID, lo, OpenMode::CREATE, &lf));
   ASSERT_NE(nullptr, lf);
   EXPECT_EQ(path_of(CID, lo), lf->path);
   // the long file carries its full name in its name xattr
@@ -751,9 +753,9 @@ TEST_F(MIMStoreObjectFiles, OpenCreateAndList)
   lf.reset();
   files->forget(path_of(CID, o));
   files->forget(path_of(CID, lo));
-  ASSERT_EQ(0, files->open_object(CID, o, true, &f));
+  ASSERT_EQ(0, files->open_object(CID, o, OpenMode::CREATE, &f));
   EXPECT_EQ(pattern(10, 'x').to_str(), read_all(f));
-  ASSERT_EQ(0, files->open_object(CID, lo, false, &lf));
+  ASSERT_EQ(0, files->open_object(CID, lo, OpenMode::EXISTING, &lf));
   EXPECT_EQ(path_of(CID, lo), lf->path);
   // open_by_name finds the same file by collection and file name
   ObjectFDRef byname;
@@ -769,7 +771,8 @@ TEST_F(MIMStoreObjectFiles, BornPosition)
   ASSERT_EQ(0, files->create_collection(CID, 0));
   const SequencerPosition born(0x123456789Aull, 3, 4);
   ObjectFDRef f, g;
-  ASSERT_EQ(0, files->open_object(CID, make_obj("born"), true, &f, &born));
+  ASSERT_EQ(0, files->open_object(CID, make_obj("born"),
+                                  OpenMode::CREATE, &f, &born));
   SequencerPosition got;
   ASSERT_EQ(0, files->get_born(f, &got));
   EXPECT_EQ(born, got);
@@ -777,16 +780,18 @@ TEST_F(MIMStoreObjectFiles, BornPosition)
   f.reset();
   files->forget(path_of(CID, make_obj("born")));
   const SequencerPosition later(0x123456789Bull, 0, 0);
-  ASSERT_EQ(0, files->open_object(CID, make_obj("born"), true, &f, &later));
+  ASSERT_EQ(0, files->open_object(CID, make_obj("born"),
+                                  OpenMode::CREATE, &f, &later));
   ASSERT_EQ(0, files->get_born(f, &got));
   EXPECT_EQ(born, got);
   // none recorded
-  ASSERT_EQ(0, files->open_object(CID, make_obj("plain"), true, &g));
+  ASSERT_EQ(0, files->open_object(CID, make_obj("plain"),
+                                  OpenMode::CREATE, &g));
   EXPECT_EQ(-ENODATA, files->get_born(g, &got));
   // a long-named object gets both its name and its position
   const ghobject_t lo = make_obj(std::string(250, 'b'));
   ObjectFDRef lf;
-  ASSERT_EQ(0, files->open_object(CID, lo, true, &lf, &born));
+  ASSERT_EQ(0, files->open_object(CID, lo, OpenMode::CREATE, &lf, &born));
   ASSERT_EQ(0, files->get_born(lf, &got));
   EXPECT_EQ(born, got);
   EXPECT_EQ((std::set<ghobject_t>{make_obj("born"), make_obj("plain"), lo}),
@@ -798,7 +803,7 @@ TEST_F(MIMStoreObjectFiles, ListObjectsSkipsStrayAndIncomplete)
   ASSERT_EQ(0, files->create_collection(CID, 0));
   const ghobject_t o = make_obj("real");
   ObjectFDRef f;
-  ASSERT_EQ(0, files->open_object(CID, o, true, &f));
+  ASSERT_EQ(0, files->open_object(CID, o, OpenMode::CREATE, &f));
   const std::string dir = coll_path(CID);
   // a file that is no object name
   const std::string stray = dir + "/garbage";
@@ -833,7 +838,7 @@ TEST_F(MIMStoreObjectFiles, WriteReadSizeTruncate)
 {
   ASSERT_EQ(0, files->create_collection(CID, 0));
   ObjectFDRef f;
-  ASSERT_EQ(0, files->open_object(CID, make_obj("data"), true, &f));
+  ASSERT_EQ(0, files->open_object(CID, make_obj("data"), OpenMode::CREATE, &f));
   uint64_t sz = 1;
   ASSERT_EQ(0, files->size(f, &sz));
   EXPECT_EQ(uint64_t(0), sz);
@@ -890,7 +895,8 @@ TEST_F(MIMStoreObjectFiles, WriteReadSizeTruncate)
   ASSERT_EQ(0, files->write(f, 0, pattern(4096, 'w')));
   f.reset();
   files->forget(path_of(CID, make_obj("data")));
-  ASSERT_EQ(0, files->open_object(CID, make_obj("data"), false, &f));
+  ASSERT_EQ(0, files->open_object(CID, make_obj("data"),
+                                  OpenMode::EXISTING, &f));
   EXPECT_EQ(pattern(4096, 'w').to_str(), read_all(f));
 }
 
@@ -898,7 +904,7 @@ TEST_F(MIMStoreObjectFiles, Zero)
 {
   ASSERT_EQ(0, files->create_collection(CID, 0));
   ObjectFDRef f;
-  ASSERT_EQ(0, files->open_object(CID, make_obj("z"), true, &f));
+  ASSERT_EQ(0, files->open_object(CID, make_obj("z"), OpenMode::CREATE, &f));
   std::string want(16384, 'x');
   bufferlist bl;
   bl.append(want);
@@ -928,7 +934,8 @@ TEST_F(MIMStoreObjectFiles, Fiemap)
 {
   ASSERT_EQ(0, files->create_collection(CID, 0));
   ObjectFDRef f;
-  ASSERT_EQ(0, files->open_object(CID, make_obj("sparse"), true, &f));
+  ASSERT_EQ(0, files->open_object(CID, make_obj("sparse"),
+                                  OpenMode::CREATE, &f));
   ASSERT_EQ(0, files->write(f, 0, pattern(4096, 'a')));
   ASSERT_EQ(0, files->write(f, 65536, pattern(4096, 'b')));
   ASSERT_EQ(0, io->fsync(f->fd));  // allocated, not delayed
@@ -956,7 +963,8 @@ TEST_F(MIMStoreObjectFiles, Fiemap)
   EXPECT_TRUE(m.empty());
   // an empty file: nothing
   ObjectFDRef e;
-  ASSERT_EQ(0, files->open_object(CID, make_obj("empty"), true, &e));
+  ASSERT_EQ(0, files->open_object(CID, make_obj("empty"),
+                                  OpenMode::CREATE, &e));
   m.clear();
   ASSERT_EQ(0, files->fiemap(e, 0, 4096, &m));
   EXPECT_TRUE(m.empty());
@@ -966,9 +974,12 @@ TEST_F(MIMStoreObjectFiles, CloneAndCloneRange)
 {
   ASSERT_EQ(0, files->create_collection(CID, 0));
   ObjectFDRef src, dst, dst2;
-  ASSERT_EQ(0, files->open_object(CID, make_obj("src"), true, &src));
-  ASSERT_EQ(0, files->open_object(CID, make_obj("dst"), true, &dst));
-  ASSERT_EQ(0, files->open_object(CID, make_obj("dst2"), true, &dst2));
+  ASSERT_EQ(0, files->open_object(CID, make_obj("src"),
+                                  OpenMode::CREATE, &src));
+  ASSERT_EQ(0, files->open_object(CID, make_obj("dst"),
+                                  OpenMode::CREATE, &dst));
+  ASSERT_EQ(0, files->open_object(CID, make_obj("dst2"),
+                                  OpenMode::CREATE, &dst2));
   const std::string data = pattern(10000, 's').to_str();
   bufferlist bl;
   bl.append(data);
@@ -995,21 +1006,21 @@ TEST_F(MIMStoreObjectFiles, FdCacheEviction)
   ASSERT_EQ(0, files->create_collection(CID, 0));
   const ghobject_t a = make_obj("a"), b = make_obj("b"), c = make_obj("c");
   ObjectFDRef fa, fb, fc;
-  ASSERT_EQ(0, files->open_object(CID, a, true, &fa));
+  ASSERT_EQ(0, files->open_object(CID, a, OpenMode::CREATE, &fa));
   ASSERT_EQ(0, files->write(fa, 0, pattern(100, 'a')));
-  ASSERT_EQ(0, files->open_object(CID, b, true, &fb));
+  ASSERT_EQ(0, files->open_object(CID, b, OpenMode::CREATE, &fb));
   ASSERT_EQ(0, files->write(fb, 0, pattern(200, 'b')));
-  ASSERT_EQ(0, files->open_object(CID, c, true, &fc));
+  ASSERT_EQ(0, files->open_object(CID, c, OpenMode::CREATE, &fc));
   ASSERT_EQ(0, files->write(fc, 0, pattern(300, 'c')));
   // cache, most recent first: c, b (a evicted)
 
   ObjectFDRef again;
-  ASSERT_EQ(0, files->open_object(CID, c, false, &again));
+  ASSERT_EQ(0, files->open_object(CID, c, OpenMode::EXISTING, &again));
   EXPECT_EQ(fc.get(), again.get()) << "c should still be cached";
   // cache: c, b
 
   ObjectFDRef fa2;
-  ASSERT_EQ(0, files->open_object(CID, a, false, &fa2));
+  ASSERT_EQ(0, files->open_object(CID, a, OpenMode::EXISTING, &fa2));
   EXPECT_NE(fa.get(), fa2.get()) << "a should have been evicted";
   EXPECT_EQ(pattern(100, 'a').to_str(), read_all(fa2));
   // an evicted fd stays usable while it is referenced
@@ -1017,14 +1028,14 @@ TEST_F(MIMStoreObjectFiles, FdCacheEviction)
   // cache: a, c (b evicted)
 
   ObjectFDRef fb2;
-  ASSERT_EQ(0, files->open_object(CID, b, false, &fb2));
+  ASSERT_EQ(0, files->open_object(CID, b, OpenMode::EXISTING, &fb2));
   EXPECT_NE(fb.get(), fb2.get()) << "b should have been evicted";
   EXPECT_EQ(pattern(200, 'b').to_str(), read_all(fb2));
   // cache: b, a (c evicted)
 
-  ASSERT_EQ(0, files->open_object(CID, a, false, &again));
+  ASSERT_EQ(0, files->open_object(CID, a, OpenMode::EXISTING, &again));
   EXPECT_EQ(fa2.get(), again.get()) << "a should be cached";
-  ASSERT_EQ(0, files->open_object(CID, c, false, &again));
+  ASSERT_EQ(0, files->open_object(CID, c, OpenMode::EXISTING, &again));
   EXPECT_NE(fc.get(), again.get()) << "c should have been evicted";
   EXPECT_EQ(pattern(300, 'c').to_str(), read_all(again));
   EXPECT_EQ((std::set<ghobject_t>{a, b, c}), list(CID));
@@ -1035,7 +1046,7 @@ TEST_F(MIMStoreObjectFiles, ForgetDropsStaleFd)
   ASSERT_EQ(0, files->create_collection(CID, 0));
   const ghobject_t o = make_obj("gone");
   ObjectFDRef f;
-  ASSERT_EQ(0, files->open_object(CID, o, true, &f));
+  ASSERT_EQ(0, files->open_object(CID, o, OpenMode::CREATE, &f));
   ASSERT_EQ(0, files->write(f, 0, pattern(10, 'g')));
   const std::string path = f->path;
   ASSERT_EQ(path_of(CID, o), path);
@@ -1043,10 +1054,10 @@ TEST_F(MIMStoreObjectFiles, ForgetDropsStaleFd)
   // removed behind the cache's back
   ASSERT_EQ(0, io->unlink(path));
   // the cache still answers for the name (this is why forget exists)
-  ASSERT_EQ(0, files->open_object(CID, o, false, &f));
+  ASSERT_EQ(0, files->open_object(CID, o, OpenMode::EXISTING, &f));
   f.reset();
   files->forget(path);
-  EXPECT_EQ(-ENOENT, files->open_object(CID, o, false, &f));
+  EXPECT_EQ(-ENOENT, files->open_object(CID, o, OpenMode::EXISTING, &f));
   EXPECT_EQ(nullptr, f);
   // forgetting an unknown path is harmless
   files->forget(path);
@@ -1059,20 +1070,20 @@ TEST_F(MIMStoreObjectFiles, RemoveObject)
   const ghobject_t o = make_obj("rm");
   const ghobject_t lo = make_obj(std::string(260, 'r'));
   ObjectFDRef f, lf;
-  ASSERT_EQ(0, files->open_object(CID, o, true, &f));  // cached
+  ASSERT_EQ(0, files->open_object(CID, o, OpenMode::CREATE, &f));  // cached
   ASSERT_EQ(0, files->write(f, 0, pattern(10, 'r')));
-  ASSERT_EQ(0, files->open_object(CID, lo, true, &lf));
+  ASSERT_EQ(0, files->open_object(CID, lo, OpenMode::CREATE, &lf));
   f.reset();
   lf.reset();
   ASSERT_EQ(0, files->remove_object(CID, o));
   ASSERT_EQ(0, files->remove_object(CID, lo));
   // removal drops the cached fd too
-  EXPECT_EQ(-ENOENT, files->open_object(CID, o, false, &f));
-  EXPECT_EQ(-ENOENT, files->open_object(CID, lo, false, &lf));
+  EXPECT_EQ(-ENOENT, files->open_object(CID, o, OpenMode::EXISTING, &f));
+  EXPECT_EQ(-ENOENT, files->open_object(CID, lo, OpenMode::EXISTING, &lf));
   EXPECT_EQ(-ENOENT, files->remove_object(CID, o));
   EXPECT_TRUE(list(CID).empty());
   // a new object of the same name starts empty
-  ASSERT_EQ(0, files->open_object(CID, o, true, &f));
+  ASSERT_EQ(0, files->open_object(CID, o, OpenMode::CREATE, &f));
   EXPECT_EQ("", read_all(f));
 }
 
@@ -1083,12 +1094,12 @@ TEST_F(MIMStoreObjectFiles, MoveObject)
   const ghobject_t o = make_obj("mv");
   const ghobject_t lo = make_obj(std::string(260, 'm'));
   ObjectFDRef f, lf, old;
-  ASSERT_EQ(0, files->open_object(CID, o, true, &f));
+  ASSERT_EQ(0, files->open_object(CID, o, OpenMode::CREATE, &f));
   ASSERT_EQ(0, files->write(f, 0, pattern(50, 'n')));
-  ASSERT_EQ(0, files->open_object(CID, lo, true, &lf));
+  ASSERT_EQ(0, files->open_object(CID, lo, OpenMode::CREATE, &lf));
   ASSERT_EQ(0, files->write(lf, 0, pattern(60, 'l')));
   // the destination already has o (cached): it is replaced
-  ASSERT_EQ(0, files->open_object(CID2, o, true, &old));
+  ASSERT_EQ(0, files->open_object(CID2, o, OpenMode::CREATE, &old));
   ASSERT_EQ(0, files->write(old, 0, pattern(70, 'o')));
   f.reset();
   lf.reset();
@@ -1099,11 +1110,11 @@ TEST_F(MIMStoreObjectFiles, MoveObject)
   EXPECT_TRUE(list(CID).empty());
   // the long name's xattr moved with it: it still decodes
   EXPECT_EQ((std::set<ghobject_t>{o, lo}), list(CID2));
-  EXPECT_EQ(-ENOENT, files->open_object(CID, o, false, &f));
-  EXPECT_EQ(-ENOENT, files->open_object(CID, lo, false, &lf));
-  ASSERT_EQ(0, files->open_object(CID2, o, false, &f));
+  EXPECT_EQ(-ENOENT, files->open_object(CID, o, OpenMode::EXISTING, &f));
+  EXPECT_EQ(-ENOENT, files->open_object(CID, lo, OpenMode::EXISTING, &lf));
+  ASSERT_EQ(0, files->open_object(CID2, o, OpenMode::EXISTING, &f));
   EXPECT_EQ(pattern(50, 'n').to_str(), read_all(f));
-  ASSERT_EQ(0, files->open_object(CID2, lo, false, &lf));
+  ASSERT_EQ(0, files->open_object(CID2, lo, OpenMode::EXISTING, &lf));
   EXPECT_EQ(pattern(60, 'l').to_str(), read_all(lf));
   // nothing to move
   EXPECT_EQ(-ENOENT, files->move_object(CID, CID2, make_obj("none")));
@@ -1117,13 +1128,13 @@ TEST_F(MIMStoreObjectFiles, LinkAndUnlinkName)
   const ghobject_t l1 = make_obj(std::string(240, '1'));
   const ghobject_t l2 = make_obj(std::string(240, '2'));
   ObjectFDRef f1, f2;
-  ASSERT_EQ(0, files->open_object(CID, o1, true, &f1));
+  ASSERT_EQ(0, files->open_object(CID, o1, OpenMode::CREATE, &f1));
   ASSERT_EQ(0, files->write(f1, 0, pattern(30, '1')));
 
   // a second name for the same inode
   ASSERT_EQ(0, files->link_object(CID, o1, CID, o2));
   EXPECT_EQ(-EEXIST, files->link_object(CID, o1, CID, o2));
-  ASSERT_EQ(0, files->open_object(CID, o2, false, &f2));
+  ASSERT_EQ(0, files->open_object(CID, o2, OpenMode::EXISTING, &f2));
   EXPECT_EQ(pattern(30, '1').to_str(), read_all(f2));
   ASSERT_EQ(0, files->write(f2, 0, pattern(5, 'T')));
   bufferlist bl;
@@ -1138,7 +1149,7 @@ TEST_F(MIMStoreObjectFiles, LinkAndUnlinkName)
   // drop the first name: the inode lives on under the others
   f1.reset();
   ASSERT_EQ(0, files->unlink_name(CID, o1));
-  EXPECT_EQ(-ENOENT, files->open_object(CID, o1, false, &f1));
+  EXPECT_EQ(-ENOENT, files->open_object(CID, o1, OpenMode::EXISTING, &f1));
   EXPECT_EQ((std::set<ghobject_t>{o2, l1}), list(CID));
   EXPECT_EQ(data, read_all(f2));
 
@@ -1149,7 +1160,7 @@ TEST_F(MIMStoreObjectFiles, LinkAndUnlinkName)
   EXPECT_EQ(std::set<ghobject_t>{o2}, list(CID));
   EXPECT_EQ(std::set<ghobject_t>{l2}, list(CID2));
   ObjectFDRef fl2;
-  ASSERT_EQ(0, files->open_object(CID2, l2, false, &fl2));
+  ASSERT_EQ(0, files->open_object(CID2, l2, OpenMode::EXISTING, &fl2));
   EXPECT_EQ(data, read_all(fl2));
   // the unlinked long name's xattr left the inode, the other one stayed
   std::string v;
@@ -1172,21 +1183,22 @@ TEST_F(MIMStoreObjectFiles, ObjectGuards)
   ASSERT_EQ(0, files->create_collection(CID, 0));
   const ghobject_t o = make_obj("guarded");
   ObjectFDRef f, g;
-  ASSERT_EQ(0, files->open_object(CID, o, true, &f));
-  ASSERT_EQ(0, files->open_object(CID, make_obj("other"), true, &g));
+  ASSERT_EQ(0, files->open_object(CID, o, OpenMode::CREATE, &f));
+  ASSERT_EQ(0, files->open_object(CID, make_obj("other"),
+                                  OpenMode::CREATE, &g));
   SequencerPosition got;
   bool in_progress = true;
   EXPECT_EQ(-ENODATA, files->get_guard(f, &got, &in_progress));
 
   const SequencerPosition p1(0x123456789ABCull, 2, 3);
-  ASSERT_EQ(0, files->set_guard(f, p1, true));
+  ASSERT_EQ(0, files->set_guard(f, p1, GuardState::IN_PROGRESS));
   in_progress = false;
   ASSERT_EQ(0, files->get_guard(f, &got, &in_progress));
   EXPECT_EQ(p1, got);
   EXPECT_TRUE(in_progress);
 
   const SequencerPosition p2(0x123456789ABDull, 0, 0);
-  ASSERT_EQ(0, files->set_guard(f, p2));  // closed (default)
+  ASSERT_EQ(0, files->set_guard(f, p2, GuardState::DONE));  // closed
   in_progress = true;
   ASSERT_EQ(0, files->get_guard(f, &got, &in_progress));
   EXPECT_EQ(p2, got);
@@ -1196,7 +1208,7 @@ TEST_F(MIMStoreObjectFiles, ObjectGuards)
   EXPECT_EQ(-ENODATA, files->get_guard(g, &got, &in_progress));
   f.reset();
   files->forget(path_of(CID, o));
-  ASSERT_EQ(0, files->open_object(CID, o, false, &f));
+  ASSERT_EQ(0, files->open_object(CID, o, OpenMode::EXISTING, &f));
   in_progress = true;
   ASSERT_EQ(0, files->get_guard(f, &got, &in_progress));
   EXPECT_EQ(p2, got);
@@ -1213,14 +1225,14 @@ TEST_F(MIMStoreObjectFiles, CollectionGuards)
   EXPECT_EQ(-ENODATA, files->get_collection_guard(CID, &got));
 
   const SequencerPosition p1(77, 1, 2);
-  ASSERT_EQ(0, files->set_collection_guard(CID, p1, true));
+  ASSERT_EQ(0, files->set_collection_guard(CID, p1, GuardState::IN_PROGRESS));
   in_progress = false;
   ASSERT_EQ(0, files->get_collection_guard(CID, &got, &in_progress));
   EXPECT_EQ(p1, got);
   EXPECT_TRUE(in_progress);
 
   const SequencerPosition p2(78, 0, 5);
-  ASSERT_EQ(0, files->set_collection_guard(CID, p2));
+  ASSERT_EQ(0, files->set_collection_guard(CID, p2, GuardState::DONE));
   in_progress = true;
   ASSERT_EQ(0, files->get_collection_guard(CID, &got, &in_progress));
   EXPECT_EQ(p2, got);
@@ -1234,7 +1246,7 @@ TEST_F(MIMStoreObjectFiles, CollectionGuards)
   EXPECT_EQ(-ENODATA, files->get_collection_guard(CID2, &got));
   const coll_t absent(spg_t(pg_t(9, 1)));
   EXPECT_EQ(-ENOENT, files->get_collection_guard(absent, &got));
-  EXPECT_EQ(-ENOENT, files->set_collection_guard(absent, p1));
+  EXPECT_EQ(-ENOENT, files->set_collection_guard(absent, p1, GuardState::DONE));
   // the guard does not count as content, nor is it a collection bit
   int bits = -1;
   ASSERT_EQ(0, files->get_collection_bits(CID, &bits));
