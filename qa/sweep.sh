@@ -78,15 +78,26 @@ case $dist in
 esac
 
 # What the sweep's labels need: the merge cache's geometry of this build.
+# --report-only keeps the plan of the runs (its own defaults would claim a
+# window the runs did not have); a run adds its command to the commands
+# that filled the directory before it (a sweep resumed with another
+# distribution or point), so the report names them all.
+plan=$results/sweep-plan.json
 conf() { "$MIMSTORE_BUILD_DIR/bin/ceph-conf" -c /dev/null --show-config-value "$1" 2>/dev/null || echo null; }
-jq -n --argjson slots "$(conf mimstore_htmll_slots)" --argjson max_slots "$(conf mimstore_htmll_max_slots)" \
-      --argjson cache "$(conf mimstore_cache_max_bytes)" \
-      --arg points "$points" --argjson repeat "$repeat" --arg profiles "$profiles" \
-      --arg dist "$dist" --argjson runtime "$runtime" --argjson warmup "$warmup" \
-      --arg cmd "qa/sweep.sh ${argv[*]}" --arg extra "${bench_extra[*]}" \
-  '{command: $cmd, points: $points, repeat: $repeat, profiles: $profiles,
-    distribution: $dist, runtime_s: $runtime, warmup_s: $warmup, bench_options: $extra,
-    htmll_slots: $slots, htmll_max_slots: $max_slots, cache_max_bytes: $cache}' >"$results/sweep-plan.json"
+if ! ((report_only)) || [[ ! -s $plan ]]; then
+  prev='[]'
+  [[ -s $plan ]] && prev=$(jq -c '.commands // [.command] | map(select(. != null))' "$plan")
+  jq -n --argjson slots "$(conf mimstore_htmll_slots)" --argjson max_slots "$(conf mimstore_htmll_max_slots)" \
+        --argjson cache "$(conf mimstore_cache_max_bytes)" \
+        --arg points "$points" --argjson repeat "$repeat" --arg profiles "$profiles" \
+        --arg dist "$dist" --argjson runtime "$runtime" --argjson warmup "$warmup" \
+        --arg cmd "qa/sweep.sh ${argv[*]}" --arg extra "${bench_extra[*]}" --argjson prev "$prev" \
+    '{command: $cmd, commands: (($prev | map(select(. != $cmd))) + [$cmd]),
+      points: $points, repeat: $repeat, profiles: $profiles,
+      distribution: $dist, runtime_s: $runtime, warmup_s: $warmup, bench_options: $extra,
+      htmll_slots: $slots, htmll_max_slots: $max_slots, cache_max_bytes: $cache}' >"$plan.new"
+  mv "$plan.new" "$plan"
+fi
 
 if ((!report_only)); then
   require_root

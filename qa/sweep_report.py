@@ -160,8 +160,13 @@ def markdown(rows, plan):
     others = [p for p in profiles if p != subject]
     lines = ["# Working-set sweep: qa/bench.sh at several image and journal sizes", ""]
     if plan:
-        lines += ["- command: `%s`" % plan.get("command", "qa/sweep.sh"),
-                  "- %s s warm-up + %s s measured per point; %s repeat(s), each a qa/bench.sh run "
+        cmds = plan.get("commands") or [plan.get("command", "qa/sweep.sh")]
+        if len(cmds) == 1:
+            lines.append("- command: `%s`" % cmds[0])
+        else:   # runs of several commands into one directory, the last last
+            lines += ["- commands, in the order last run (the window below is the last one's; "
+                      "each run's env.json has its own):"] + ["  - `%s`" % c for c in cmds]
+        lines += ["- %s s warm-up + %s s measured per point; %s repeat(s), each a qa/bench.sh run "
                   "with every profile (its own results.md has the details: test bed, "
                   "cluster, per-second figures)%s"
                   % (plan.get("warmup_s"), plan.get("runtime_s"), plan.get("repeat"),

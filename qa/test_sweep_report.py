@@ -95,6 +95,14 @@ class SweepReportTest(unittest.TestCase):
         u = big["randwrite-4k-t8-uniform"]["ratios"]["bluestore-hybrid"]
         self.assertEqual((u["n"], u["min"], u["max"]), (2, 1.0, 2.0))
 
+    def test_every_command_that_filled_the_directory_is_named(self):
+        rows = sweep_report.summarise(sweep_report.points(sweep_report.load(self.d)), 4096)
+        md = sweep_report.markdown(rows, {"command": "b", "commands": ["a", "b"]})
+        self.assertIn("  - `a`\n  - `b`", md)
+        self.assertNotIn("- command: `", md)
+        md = sweep_report.markdown(rows, {"command": "x"})      # plans before the list
+        self.assertIn("- command: `x`", md)
+
 
 class SubjectAndWindowTest(unittest.TestCase):
     """The ratios are of the plan's first profile; a point where a repeat of
