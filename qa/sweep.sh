@@ -23,9 +23,9 @@
 # profile, into RESULTS/<IMG>-nvme<NVME>/rep<K>-<DIST>: its ratios come
 # from one run. Each distribution gets its own run, so its own cluster and
 # prefill: run back to back on one cluster, zipf inherited the merge
-# window (and its backlog) that uniform left. A run
-# whose results.json exists is not run again, so a sweep interrupted (a
-# session's end) resumes where it stopped. After each run, and with
+# window (and its backlog) that uniform left. A run whose results.json
+# exists is not run again, so a sweep interrupted (a session's end)
+# resumes where it stopped. After each run, and with
 # --report-only, qa/sweep_report.py writes RESULTS/sweep.md, sweep.json
 # and the plots (IOPS against image size, one line per profile).
 #
@@ -34,8 +34,9 @@
 # take. Time: per run about profiles x (prefill + warm-up + measured +
 # 10 s); the default sweep is 16 runs. A window must hold at least three
 # merge flushes of the first profile to be a steady-state figure (the
-# report marks those that do not): 180 s does at 2 GiB; 64 GiB with a
-# 4 GiB journal needs about 1200 s (docs/benchmarking.md).
+# report marks those that do not); at 64 GiB with a 4 GiB journal a
+# cycle takes 4-5 min, so give that point --runtime 1200
+# (docs/benchmarking.md).
 set -euo pipefail
 QA_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$QA_DIR/lib/common.sh"
