@@ -82,7 +82,8 @@ esac
 # --report-only keeps the plan of the runs (its own defaults would claim a
 # window the runs did not have); a run adds its command to the commands
 # that filled the directory before it (a sweep resumed with another
-# distribution or point), so the report names them all.
+# distribution or point), so the report names them all (the last is the
+# latest; plans before the list have one `command`).
 plan=$results/sweep-plan.json
 conf() { "$MIMSTORE_BUILD_DIR/bin/ceph-conf" -c /dev/null --show-config-value "$1" 2>/dev/null || echo null; }
 if ! ((report_only)) || [[ ! -s $plan ]]; then
@@ -93,7 +94,7 @@ if ! ((report_only)) || [[ ! -s $plan ]]; then
         --arg points "$points" --argjson repeat "$repeat" --arg profiles "$profiles" \
         --arg dist "$dist" --argjson runtime "$runtime" --argjson warmup "$warmup" \
         --arg cmd "qa/sweep.sh ${argv[*]}" --arg extra "${bench_extra[*]}" --argjson prev "$prev" \
-    '{command: $cmd, commands: (($prev | map(select(. != $cmd))) + [$cmd]),
+    '{commands: (($prev | map(select(. != $cmd))) + [$cmd]),
       points: $points, repeat: $repeat, profiles: $profiles,
       distribution: $dist, runtime_s: $runtime, warmup_s: $warmup, bench_options: $extra,
       htmll_slots: $slots, htmll_max_slots: $max_slots, cache_max_bytes: $cache}' >"$plan.new"
