@@ -12,7 +12,8 @@
 #              tests. Always runs; needs only Debian's compilers and gtest.
 #   Ceph       runs whenever a Ceph build is present in $MIMSTORE_WORKDIR:
 #              brings it up to date with this checkout (patch series and
-#              overlay; an incremental build), then ceph_test_mimstore,
+#              overlay; an incremental build), the lock check over the store
+#              (clang, Ceph's include flags), ceph_test_mimstore,
 #              ceph_test_objectstore on mimstore (merge on and off), the
 #              crash tests and a vstart smoke test. When there is no build it
 #              prints "ceph tier: NOT RUN (<reason>)" and the exit status is
@@ -153,6 +154,8 @@ if [ -z "$ceph_tier_reason" ]; then
     TESTDIR=$(mktemp -d /var/tmp/mimstore-tests.XXXXXX)
     trap 'rm -rf "$TESTDIR"' EXIT
     export MIMSTORE_TEST_DIR=$TESTDIR
+    run_step "lock annotations over the store (clang -Wthread-safety, Ceph's include flags)" \
+      "$REPO/qa/lock-annotations.sh" --store "$CEPH_BUILD_DIR"
     run_step "ceph_test_mimstore (replay, journal, differential, merge, config)" \
       "$BIN/ceph_test_mimstore" --gtest_brief=1 --gtest_filter='-*Crash*' \
       --log-file="$TESTDIR/ceph_test_mimstore.log"

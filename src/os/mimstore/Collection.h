@@ -21,8 +21,9 @@
 #include <string>
 #include <vector>
 
-#include "common/ceph_mutex.h"
 #include "os/ObjectStore.h"
+
+#include "core/thread_annotations.h"
 
 class MIMStore;
 
@@ -33,13 +34,13 @@ struct Collection : public ObjectStore::CollectionImpl {
   const std::string name;  ///< cid.to_str(): directory and HTMLL key
 
   /// Protects objects, bits and exists.
-  ceph::shared_mutex lock =
-    ceph::make_shared_mutex("MIMStore::Collection::lock");
-  std::set<ghobject_t> objects;  ///< GUARDED_BY(lock) in collection_list order
-  int bits = 0;                  ///< GUARDED_BY(lock)
+  mim::SharedMutex lock;
+  /// In collection_list order.
+  std::set<ghobject_t> objects MIM_GUARDED_BY(lock);
+  int bits MIM_GUARDED_BY(lock) = 0;
   /// The directory exists. A handle made by create_new_collection exists
-  /// only once its create op is applied. GUARDED_BY(lock)
-  bool exists = true;
+  /// only once its create op is applied.
+  bool exists MIM_GUARDED_BY(lock) = true;
 
   /// sn of the last transaction queued on this handle. Written under
   /// the submit lock; collection_list and flush wait until applied_sn
@@ -85,7 +86,7 @@ struct Collection : public ObjectStore::CollectionImpl {
   bool flush_commit(Context* c) override;
   /// The collection exists and holds the object. Takes lock (shared).
   bool has(const ghobject_t& oid) {
-    std::shared_lock l(lock);
+    mim::ReadLock l(lock);
     return exists && objects.count(oid);
   }
 

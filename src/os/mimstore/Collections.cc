@@ -19,56 +19,59 @@ namespace mimstore {
 
 CollectionRef Collections::get(const coll_t& c) const
 {
-  std::shared_lock l(lock);
+  mim::ReadLock l(lock);
   auto p = map.find(c);
   return p == map.end() ? CollectionRef() : p->second;
 }
 
 CollectionRef Collections::get_or_create(MIMStore* store, const coll_t& c)
 {
-  std::unique_lock l(lock);
+  mim::WriteLock l(lock);
   auto p = map.find(c);
   if (p != map.end()) {
     return p->second;
   }
   auto ref = ceph::make_ref<Collection>(store, c);
-  ref->exists = false;
+  {
+    mim::WriteLock cl(ref->lock);  // (not shared yet: for the check)
+    ref->exists = false;
+  }
   map[c] = ref;
   return ref;
 }
 
 void Collections::add(const CollectionRef& c)
 {
-  std::unique_lock l(lock);
+  mim::WriteLock l(lock);
   map[c->cid] = c;
 }
 
 void Collections::drop(const coll_t& c)
 {
-  std::unique_lock l(lock);
+  mim::WriteLock l(lock);
   map.erase(c);
 }
 
 void Collections::clear()
 {
   {
-    std::unique_lock l(lock);
+    mim::WriteLock l(lock);
     map.clear();
   }
   // (the files stay: the next mount reads them again)
-  std::lock_guard l(tombstone_lock);
+  mim::MutexLock l(tombstone_lock);
   tombstones.clear();
 }
 
 size_t Collections::size() const
 {
-  std::shared_lock l(lock);
+  mim::ReadLock l(lock);
   return map.size();
 }
 
 bool Collections::holds_anywhere(const ghobject_t& oid) const
 {
-  std::shared_lock l(lock);
+  mim::ReadLock l(lock);
   for (auto& [cid, c] : map) {
     if (c->has(oid)) {
       return true;
@@ -80,7 +83,7 @@ bool Collections::holds_anywhere(const ghobject_t& oid) const
 int Collections::record_tombstone(ObjectFiles* files, const coll_t& c,
                                   const SequencerPosition& pos)
 {
-  std::lock_guard l(tombstone_lock);
+  mim::MutexLock l(tombstone_lock);
   int r = files->set_tombstone(c, pos);
   if (r == 0) {
     tombstones[c] = pos.seq;
@@ -92,7 +95,7 @@ int Collections::load_tombstones(ObjectFiles* files)
 {
   std::map<coll_t, SequencerPosition> ts;
   int r = files->list_tombstones(&ts);
-  std::lock_guard l(tombstone_lock);
+  mim::MutexLock l(tombstone_lock);
   for (auto& [c, pos] : ts) {
     tombstones[c] = pos.seq;
   }
@@ -101,7 +104,7 @@ int Collections::load_tombstones(ObjectFiles* files)
 
 void Collections::trim_tombstones(ObjectFiles* files, mim::sn_t checkpoint)
 {
-  std::lock_guard l(tombstone_lock);
+  mim::MutexLock l(tombstone_lock);
   for (auto p = tombstones.begin(); p != tombstones.end();) {
     if (p->second >= checkpoint) {
       ++p;

@@ -23,11 +23,11 @@
 #include <map>
 #include <unordered_map>
 
-#include "common/ceph_mutex.h"
 #include "include/common_fwd.h"
 #include "os/SequencerPosition.h"
 
 #include "Collection.h"
+#include "core/thread_annotations.h"
 #include "core/types.h"
 
 namespace mimstore {
@@ -56,7 +56,7 @@ class Collections {
   /// f must not call back into the registry.
   template <typename F>
   void for_each(F&& f) const {
-    std::shared_lock l(lock);
+    mim::ReadLock l(lock);
     for (auto& [cid, c] : map) {
       f(cid, c);
     }
@@ -79,14 +79,13 @@ class Collections {
   CephContext* const cct;
 
   /// Protects map.
-  mutable ceph::shared_mutex lock =
-    ceph::make_shared_mutex("MIMStore::coll_lock");
-  std::unordered_map<coll_t, CollectionRef> map;  ///< GUARDED_BY(lock)
+  mutable mim::SharedMutex lock;
+  std::unordered_map<coll_t, CollectionRef> map MIM_GUARDED_BY(lock);
 
   /// Protects tombstones and the tombstone files.
-  ceph::mutex tombstone_lock = ceph::make_mutex("MIMStore::tombstone_lock");
-  /// By the sn of the merge. GUARDED_BY(tombstone_lock)
-  std::map<coll_t, mim::sn_t> tombstones;
+  mim::Mutex tombstone_lock;
+  /// By the sn of the merge.
+  std::map<coll_t, mim::sn_t> tombstones MIM_GUARDED_BY(tombstone_lock);
 };
 
 }  // namespace mimstore

@@ -43,7 +43,7 @@ int JournalWriter::start(uint64_t gen, uint64_t tail_off, uint64_t head_off,
 {
   ceph_assert(live.empty() == (tail_off == head_off));
   {
-    std::lock_guard l(lock);
+    mim::MutexLock l(lock);
     generation = gen;
     tail = tail_off;
     head = head_off;
@@ -59,7 +59,7 @@ int JournalWriter::start(uint64_t gen, uint64_t tail_off, uint64_t head_off,
     }
   }
   {
-    std::lock_guard l(lock);
+    mim::MutexLock l(lock);
     writer_running = true;
   }
   // named for top -H and gdb; 15 characters at most
@@ -72,7 +72,7 @@ int JournalWriter::start(uint64_t gen, uint64_t tail_off, uint64_t head_off,
 
 void JournalWriter::submit(sn_t sn, bufferlist&& payload, Callback on_durable)
 {
-  std::lock_guard l(lock);
+  mim::MutexLock l(lock);
   ceph_assert(!stopping);
   queue.push_back(Pending{sn, std::move(payload), std::move(on_durable)});
   writer_cond.notify_one();
@@ -80,13 +80,13 @@ void JournalWriter::submit(sn_t sn, bufferlist&& payload, Callback on_durable)
 
 uint64_t JournalWriter::used() const
 {
-  std::lock_guard l(lock);
+  mim::MutexLock l(lock);
   return mim::area_used(dev.geo(), tail, head);
 }
 
 uint64_t JournalWriter::used_since(sn_t sn) const
 {
-  std::lock_guard l(lock);
+  mim::MutexLock l(lock);
   bool oldest = false;
   const std::optional<mim::BatchRange> b = index.batch_from(sn, &oldest);
   if (!b) {
@@ -100,20 +100,25 @@ uint64_t JournalWriter::used_since(sn_t sn) const
   return mim::area_used(dev.geo(), b->off, head);
 }
 
+bool JournalWriter::writer_has_work_locked() const
+{
+  return (stopping && queue.empty()) ||
+         (!queue.empty() && inflight.size() < conf.journal_max_inflight);
+}
+
 void JournalWriter::writer_loop()
 {
-  std::unique_lock l(lock);
+  mim::UniqueLock l(lock);
   auto last_pressure = std::chrono::steady_clock::time_point();
   while (true) {
-    writer_cond.wait(l, [this] {
-      return (stopping && queue.empty()) ||
-             (!queue.empty() && inflight.size() < conf.journal_max_inflight);
-    });
+    while (!writer_has_work_locked()) {
+      writer_cond.wait(l.get());
+    }
     if (queue.empty()) {
       break;  // stopping
     }
     auto batch = form_batch_locked();
-    if (!wait_for_space_locked(l, batch->len)) {
+    if (!wait_for_space_locked(batch->len)) {
       // Nothing more is made durable; commits stop, the OSD notices.
       break;
     }
@@ -127,7 +132,8 @@ void JournalWriter::writer_loop()
       last_pressure = std::chrono::steady_clock::now();
       on_pressure();
     }
-    issue_batch(l, bp, pl);
+    issue_batch(bp, pl);
+    l.lock();
   }
 }
 
@@ -174,8 +180,7 @@ std::unique_ptr<JournalWriter::Batch> JournalWriter::form_batch_locked()
   return batch;
 }
 
-bool JournalWriter::wait_for_space_locked(std::unique_lock<ceph::mutex>& l,
-                                          uint64_t len)
+bool JournalWriter::wait_for_space_locked(uint64_t len)
 {
   // Never overwrite an entry the checkpoint still needs: wait for space.
   bool waited = false;
@@ -184,12 +189,12 @@ bool JournalWriter::wait_for_space_locked(std::unique_lock<ceph::mutex>& l,
       logger->inc(l_mimstore_journal_full_waits);
     }
     waited = true;
-    l.unlock();
+    lock.unlock();
     if (on_pressure) {
       on_pressure();
     }
-    l.lock();
-    writer_cond.wait_for(l, std::chrono::milliseconds(100));
+    lock.lock();
+    mim::wait_for(writer_cond, lock, std::chrono::milliseconds(100));
   }
   return !sticky_error;
 }
@@ -230,49 +235,58 @@ JournalWriter::Batch* JournalWriter::place_batch_locked(
   return bp;
 }
 
-void JournalWriter::issue_batch(std::unique_lock<ceph::mutex>& l, Batch* bp,
-                                const mim::BatchPlacement& pl)
+void JournalWriter::issue_batch(Batch* bp, const mim::BatchPlacement& pl)
 {
   struct iovec iov[1] = {{const_cast<char*>(bp->buf), bp->len}};
-  int r;
   if (conf.journal_aio) {
+    int wrap_r = 0;
     if (pl.wrap) {
       struct iovec w = {bp->wrap_buf, dev.block_size()};
-      r = io->aio_submit_write(dev.fd(), &w, 1, pl.wrap_off, bp);
-      if (r < 0) {
-        l.lock();
-        bp->error = r;
-        bp->ios_left--;
-        l.unlock();
-      }
+      wrap_r = io->aio_submit_write(dev.fd(), &w, 1, pl.wrap_off, bp);
     }
-    r = io->aio_submit_write(dev.fd(), iov, 1, pl.off, bp);
-    l.lock();
-    if (r < 0) {
-      bp->error = r;
-      if (--bp->ios_left == 0) {
-        bp->done = true;
-        complete_ready(l);
+    int r = io->aio_submit_write(dev.fd(), iov, 1, pl.off, bp);
+    // A write that was not submitted ends here, one that was in the
+    // reaper. Once both are submitted, bp is the reaper's alone (it may
+    // already be completed and freed); while one is not, ios_left keeps
+    // bp from completing.
+    mim::MutexLock l(lock);
+    if (wrap_r < 0 || r < 0) {
+      if (wrap_r < 0) {
+        io_finished_locked(bp, wrap_r);
       }
+      if (r < 0) {
+        io_finished_locked(bp, r);
+      }
+      complete_ready();
     }
     reaper_cond.notify_one();
   } else {
-    r = 0;
+    int r = 0;
     if (pl.wrap) {
       r = dev.write_sync(pl.wrap_off, bp->wrap_buf, dev.block_size());
     }
     if (r == 0) {
       r = dev.write_sync(pl.off, bp->buf, bp->len);
     }
-    l.lock();
+    mim::MutexLock l(lock);
     bp->error = r;
     bp->ios_left = 0;
     bp->done = true;
-    complete_ready(l);
+    complete_ready();
   }
 }
 
-void JournalWriter::complete_ready(std::unique_lock<ceph::mutex>& l)
+void JournalWriter::io_finished_locked(Batch* bp, int64_t res)
+{
+  if (res < 0) {
+    bp->error = int(res);
+  }
+  if (--bp->ios_left == 0) {
+    bp->done = true;
+  }
+}
+
+void JournalWriter::complete_ready()
 {
   while (!inflight.empty() && inflight.front()->done) {
     std::unique_ptr<Batch> b = std::move(inflight.front());
@@ -298,22 +312,22 @@ void JournalWriter::complete_ready(std::unique_lock<ceph::mutex>& l)
       free_encoders.push_back(std::move(b->enc));
     }
     writer_cond.notify_all();
-    l.unlock();
+    lock.unlock();
     for (size_t i = 0; i < cbs.size(); ++i) {
       cbs[i](batch_off + offs[i]);
     }
-    l.lock();
+    lock.lock();
   }
 }
 
 void JournalWriter::reaper_loop()
 {
   std::vector<std::pair<void*, ssize_t>> done;
-  std::unique_lock l(lock);
+  mim::UniqueLock l(lock);
   while (true) {
-    reaper_cond.wait(l, [this] {
-      return !inflight.empty() || (stopping && !writer_running);
-    });
+    while (inflight.empty() && !(stopping && !writer_running)) {
+      reaper_cond.wait(l.get());
+    }
     if (inflight.empty()) {
       break;
     }
@@ -326,21 +340,15 @@ void JournalWriter::reaper_loop()
       ceph_abort_msg("mimstore: journal aio failed");
     }
     for (auto& [cookie, res] : done) {
-      Batch* b = static_cast<Batch*>(cookie);
-      if (res < 0) {
-        b->error = int(res);
-      }
-      if (--b->ios_left == 0) {
-        b->done = true;
-      }
+      io_finished_locked(static_cast<Batch*>(cookie), res);
     }
-    complete_ready(l);
+    complete_ready();
   }
 }
 
 JournalWriter::Trim JournalWriter::trim(sn_t checkpoint)
 {
-  std::lock_guard l(lock);
+  mim::MutexLock l(lock);
   index.trim_below(checkpoint);
   // Replay starts at a block boundary (the format's rule), so at the
   // batch that holds the checkpoint: the few entries before it in that
@@ -361,14 +369,14 @@ JournalWriter::Trim JournalWriter::trim(sn_t checkpoint)
 
 void JournalWriter::set_tail(uint64_t new_tail)
 {
-  std::lock_guard l(lock);
+  mim::MutexLock l(lock);
   tail = new_tail;
   writer_cond.notify_all();
 }
 
 bool JournalWriter::drained(sn_t* committed) const
 {
-  std::lock_guard l(lock);
+  mim::MutexLock l(lock);
   *committed = committed_up_to;
   return index.empty() && tail == head;
 }
@@ -376,7 +384,7 @@ bool JournalWriter::drained(sn_t* committed) const
 void JournalWriter::stop()
 {
   {
-    std::lock_guard l(lock);
+    mim::MutexLock l(lock);
     stopping = true;
     writer_cond.notify_all();
   }
@@ -384,7 +392,7 @@ void JournalWriter::stop()
     writer.join();
   }
   {
-    std::lock_guard l(lock);
+    mim::MutexLock l(lock);
     writer_running = false;
     reaper_cond.notify_all();
   }

@@ -125,7 +125,7 @@ int MIMStore::_create_collection(const ApplyContext& ac,
   }
   CollectionRef c = colls.get_or_create(this, cid);
   {
-    std::unique_lock l(c->lock);
+    mim::WriteLock l(c->lock);
     if (!ac.replaying) {
       c->objects.clear();
     }
@@ -149,7 +149,7 @@ int MIMStore::_destroy_collection(const ApplyContext& ac, const coll_t& cid)
     return -ENOENT;
   }
   {
-    std::shared_lock l(c->lock);
+    mim::ReadLock l(c->lock);
     if (!c->exists) {
       return -ENOENT;
     }
@@ -162,7 +162,7 @@ int MIMStore::_destroy_collection(const ApplyContext& ac, const coll_t& cid)
     return r;
   }
   {
-    std::unique_lock l(c->lock);
+    mim::WriteLock l(c->lock);
     c->exists = false;
   }
   colls.drop(cid);
@@ -278,11 +278,11 @@ int MIMStore::_collection_move_rename(const ApplyContext& ac,
   }
   _debug_point("rename:unlinked");
   {
-    std::unique_lock ol(oc->lock);
+    mim::WriteLock ol(oc->lock);
     oc->objects.erase(oldoid);
   }
   {
-    std::unique_lock nl(nc->lock);
+    mim::WriteLock nl(nc->lock);
     nc->objects.insert(newoid);
   }
   _set_replay_guard(ac, f, newoid, GuardState::DONE);
@@ -320,7 +320,7 @@ int MIMStore::_move_objects(Collection* sc, Collection* dc,
 {
   std::vector<ghobject_t> moving;
   {
-    std::shared_lock l(sc->lock);
+    mim::ReadLock l(sc->lock);
     for (auto& o : sc->objects) {
       if (which(o)) {
         moving.push_back(o);
@@ -333,11 +333,11 @@ int MIMStore::_move_objects(Collection* sc, Collection* dc,
       return r;
     }
     {
-      std::unique_lock l(sc->lock);
+      mim::WriteLock l(sc->lock);
       sc->objects.erase(o);
     }
     {
-      std::unique_lock l(dc->lock);
+      mim::WriteLock l(dc->lock);
       dc->objects.insert(o);
     }
     _debug_point("move:object");
@@ -430,7 +430,7 @@ int MIMStore::_merge_collection(const ApplyContext& ac,
       return r;
     }
     {
-      std::unique_lock l(sc->lock);
+      mim::WriteLock l(sc->lock);
       sc->exists = false;
     }
     colls.drop(cid);
@@ -453,7 +453,7 @@ int MIMStore::_set_bits(const coll_t& cid, int bits)
 int MIMStore::_write_bits(Collection* c, int bits)
 {
   {
-    std::unique_lock l(c->lock);
+    mim::WriteLock l(c->lock);
     c->bits = bits;
   }
   return files->set_collection_bits(c->cid, bits);

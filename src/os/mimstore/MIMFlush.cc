@@ -273,13 +273,14 @@ void MIMStore::_end_writeback_window()
   wb_window_bytes = 0;
 }
 
-std::vector<MIMStore::FlushItem> MIMStore::_writeback_order()
+std::vector<MIMStore::FlushItem> MIMStore::_writeback_order(
+  const mim::FlushOrder& order)
 {
   // The addresses are a hint, so an object changing meanwhile only costs
   // a seek.
   std::vector<FlushItem> items;
-  items.reserve(flush_order.blocks);
-  for (auto& [cname, fnames] : flush_order.collections) {
+  items.reserve(order.blocks);
+  for (auto& [cname, fnames] : order.collections) {
     for (auto& fname : fnames) {
       items.push_back(FlushItem{&cname, &fname, UNPLACED});
     }
@@ -314,11 +315,11 @@ std::vector<MIMStore::FlushItem> MIMStore::_writeback_order()
 
 bool MIMStore::_stop_leaves_window()
 {
-  std::lock_guard l(freeze_lock);
+  mim::MutexLock l(freeze_lock);
   return flush_stop && conf.merge && !umount_writes_back;
 }
 
-void MIMStore::_flush_frozen()
+void MIMStore::_flush_frozen(const mim::FlushOrder& gen)
 {
   // One pass over the frozen generation in _writeback_order, each object
   // opened once, its extents sorted and coalesced by plan_writeback.
@@ -326,7 +327,7 @@ void MIMStore::_flush_frozen()
   uint64_t objects = 0, visited = 0, released_at = 0;
   // The generation's end: the active one began there at the freeze.
   const sn_t end_sn = active_gen_first_sn.load();
-  const auto order = _writeback_order();
+  const auto order = _writeback_order(gen);
   pacer.sweep_started(order.size(), _mono_secs());
   for (const FlushItem& item : order) {
     if (_stop_leaves_window()) {
@@ -388,17 +389,23 @@ void MIMStore::_flush_frozen()
 
 void MIMStore::_flush_thread()
 {
-  std::unique_lock l(freeze_lock);
+  mim::UniqueLock l(freeze_lock);
   while (true) {
-    freeze_cond.wait(l, [this] { return flush_stop || flush_pending; });
+    while (!flush_stop && !flush_pending) {
+      freeze_cond.wait(l.get());
+    }
     if (!flush_pending) {
       break;
     }
+    // Taken, not copied: nothing else reads flush_order while
+    // flush_pending is set, and a new freeze waits for it to clear.
+    mim::FlushOrder gen = std::move(flush_order);
+    flush_order = mim::FlushOrder();
     l.unlock();
-    _flush_frozen();
+    _flush_frozen(gen);
+    gen = mim::FlushOrder();  // the generation's names, freed before waking
     l.lock();
     flush_pending = false;
-    flush_order = mim::FlushOrder();
     room_cond.notify_all();
     mim::FlushTrigger again = refreeze;
     refreeze = mim::FlushTrigger::NONE;

@@ -89,7 +89,7 @@ int MIMJournal::create(const uuid_d& fsid, sn_t start_sn, std::ostream& err)
         << cpp_strerror(r);
     return r;
   }
-  std::lock_guard l(header_lock);
+  mim::MutexLock l(header_lock);
   header = h;
   dout(1) << "created journal: " << (dev.geo().area_len() >> 20)
           << " MiB, block " << dev.block_size() << ", start sn " << start_sn
@@ -131,7 +131,7 @@ int MIMJournal::open(const uuid_d& fsid, bool* clean, std::ostream& err)
   }
   dev.adopt(h);
   *clean = h.flags & mim::JOURNAL_FLAG_CLEAN;
-  std::lock_guard l(header_lock);
+  mim::MutexLock l(header_lock);
   header = h;
   return 0;
 }
@@ -166,7 +166,7 @@ int MIMJournal::check(bool* keepable, std::ostream& err)
   *keepable = false;
   mim::JournalHeader h;
   {
-    std::lock_guard l(header_lock);
+    mim::MutexLock l(header_lock);
     h = header;
   }
   if (h.flags & mim::JOURNAL_FLAG_CLEAN) {
@@ -200,7 +200,7 @@ int MIMJournal::replay(const ApplyFn& apply, sn_t* next_sn, std::ostream& err)
 {
   mim::JournalHeader h;
   {
-    std::lock_guard l(header_lock);
+    mim::MutexLock l(header_lock);
     h = header;
   }
   mim::ScanResult res;
@@ -278,7 +278,7 @@ int MIMJournal::start(sn_t next_sn)
 {
   mim::JournalHeader h;
   {
-    std::lock_guard l(header_lock);
+    mim::MutexLock l(header_lock);
     h = header;
   }
   uint64_t gen = random_generation();
@@ -300,7 +300,7 @@ int MIMJournal::start(sn_t next_sn)
     return r;
   }
   {
-    std::lock_guard l(header_lock);
+    mim::MutexLock l(header_lock);
     header = h;
   }
   return writer.start(gen, h.start_off, h.start_off, next_sn,
@@ -313,7 +313,7 @@ int MIMJournal::start_keeping(sn_t next_sn)
               mim::keeps_generation(replay_result, dev.block_size()));
   mim::JournalHeader h;
   {
-    std::lock_guard l(header_lock);
+    mim::MutexLock l(header_lock);
     h = header;
   }
   // Entries of this generation beyond the end would be taken for the new
@@ -364,7 +364,7 @@ int MIMJournal::read_extent(uint64_t off, uint64_t len, char* dst)
 int MIMJournal::set_checkpoint(sn_t checkpoint)
 {
   // Lock order: header_lock, then the writer's lock.
-  std::lock_guard hl(header_lock);
+  mim::MutexLock hl(header_lock);
   JournalWriter::Trim t = writer.trim(checkpoint);
   mim::JournalHeader h = header;
   h.header_seq++;
@@ -386,7 +386,7 @@ int MIMJournal::close(bool clean)
   writer.stop();
   int r = 0;
   if (clean && dev.fd() >= 0) {
-    std::lock_guard hl(header_lock);
+    mim::MutexLock hl(header_lock);
     mim::JournalHeader h = header;
     sn_t committed;
     if (header.generation && writer.drained(&committed)) {
@@ -407,7 +407,7 @@ int MIMJournal::dump(std::ostream& out)
 {
   mim::JournalHeader h;
   {
-    std::lock_guard l(header_lock);
+    mim::MutexLock l(header_lock);
     h = header;
   }
   out << "journal " << conf.journal_path << "\n"

@@ -24,7 +24,6 @@
 #include <memory>
 #include <string>
 
-#include "common/ceph_mutex.h"
 #include "include/buffer.h"
 #include "include/uuid.h"
 
@@ -35,6 +34,7 @@
 #include "core/io_env.h"
 #include "core/journal_format.h"
 #include "core/journal_scanner.h"
+#include "core/thread_annotations.h"
 
 #include "include/common_fwd.h"
 
@@ -89,7 +89,7 @@ class MIMJournal {
   /// The sn of the first live entry (the header's start_sn): the first sn
   /// replay applies. Between open() and start*().
   sn_t first_live_sn() const {
-    std::lock_guard l(header_lock);
+    mim::MutexLock l(header_lock);
     return header.start_sn;
   }
   /// Queue one transaction; never blocks (the writer thread waits for
@@ -138,9 +138,8 @@ class MIMJournal {
   JournalWriter writer;  ///< after dev, which it uses
 
   /// Serializes header writes; header is the last header written.
-  mutable ceph::mutex header_lock =
-    ceph::make_mutex("MIMJournal::header_lock");
-  mim::JournalHeader header;  ///< GUARDED_BY(header_lock)
+  mutable mim::Mutex header_lock;
+  mim::JournalHeader header MIM_GUARDED_BY(header_lock);
 
   /// The end of a scan (check() or replay()) refused or logged; 0 or -EIO.
   int judge_scan_end(const mim::ScanResult& res, std::ostream& err);

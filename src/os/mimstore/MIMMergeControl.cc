@@ -54,7 +54,7 @@ void MIMStore::_request_freeze(mim::FlushTrigger why)
     return;
   }
   {
-    std::lock_guard l(freeze_lock);
+    mim::MutexLock l(freeze_lock);
     if (freeze_queued && why != mim::FlushTrigger::EXPLICIT) {
       return;
     }
@@ -76,7 +76,7 @@ void MIMStore::_maybe_freeze(mim::FlushTrigger forced)
   if (!conf.merge) {
     return;
   }
-  std::unique_lock l(freeze_lock);
+  mim::MutexLock l(freeze_lock);
   if (forced != mim::FlushTrigger::NONE) {
     freeze_queued = false;
   }
@@ -273,14 +273,14 @@ void MIMStore::_wait_for_cache_room(uint64_t bytes)
     return;
   }
   _maybe_freeze(why);
-  std::unique_lock l(freeze_lock);
+  mim::MutexLock l(freeze_lock);
   bool waited = false;
   while (flush_pending && full()) {
     if (!waited) {
       logger->inc(l_mimstore_cache_full_waits);
       waited = true;
     }
-    room_cond.wait_for(l, std::chrono::milliseconds(100));
+    mim::wait_for(room_cond, freeze_lock, std::chrono::milliseconds(100));
   }
 }
 
@@ -291,7 +291,7 @@ void MIMStore::_time_tick()
 {
   bool time_due = false;
   {
-    std::lock_guard l(freeze_lock);
+    mim::MutexLock l(freeze_lock);
     if (conf.merge && !flush_pending && !freeze_queued) {
       double idle = std::chrono::duration<double>(
         ceph::mono_clock::now() - last_freeze).count();
@@ -311,15 +311,17 @@ int MIMStore::_write_back_all()
   if (conf.merge) {
     uint64_t want;
     {
-      std::unique_lock l(freeze_lock);
-      freeze_cond.wait(l, [this] { return !flush_pending; });
+      mim::MutexLock l(freeze_lock);
+      while (flush_pending) {
+        mim::wait(freeze_cond, freeze_lock);
+      }
       want = explicit_handled + 1;
     }
     _request_freeze(mim::FlushTrigger::EXPLICIT);
-    std::unique_lock l(freeze_lock);
-    freeze_cond.wait(l, [&] {
-      return explicit_handled >= want && !flush_pending;
-    });
+    mim::MutexLock l(freeze_lock);
+    while (explicit_handled < want || flush_pending) {
+      mim::wait(freeze_cond, freeze_lock);
+    }
   }
   durability.wait_for_next_sync();
   return 0;

@@ -444,14 +444,20 @@ int MIMStore::_load_collections()
   }
   for (auto& c : ls) {
     auto ref = ceph::make_ref<Collection>(this, c);
-    r = files->list_objects(c, &ref->objects, nullptr);
+    std::set<ghobject_t> objects;
+    r = files->list_objects(c, &objects, nullptr);
     if (r < 0) {
       derr << "cannot list " << c << ": " << cpp_strerror(r) << dendl;
       return r;
     }
     int bits = 0;
     files->get_collection_bits(c, &bits);
-    ref->bits = bits;
+    {
+      // (no other thread has the handle yet: the lock is for the check)
+      mim::WriteLock l(ref->lock);
+      ref->objects = std::move(objects);
+      ref->bits = bits;
+    }
     colls.add(ref);
   }
   dout(5) << "loaded " << colls.size() << " collections" << dendl;
@@ -743,7 +749,7 @@ int MIMStore::fsck(bool deep)
   int errors = 0;
   std::set<ghobject_t> with_files;
   colls.for_each([&](const coll_t& cid, const CollectionRef& c) {
-    std::shared_lock cl(c->lock);
+    mim::ReadLock cl(c->lock);
     if (!c->exists) {
       return;
     }

@@ -242,7 +242,7 @@ int MIMStore::_open(const ApplyContext& ac,
     return -ENOENT;
   }
   {
-    std::shared_lock l(c->lock);
+    mim::ReadLock l(c->lock);
     if (!c->exists) {
       return -ENOENT;
     }
@@ -252,7 +252,7 @@ int MIMStore::_open(const ApplyContext& ac,
   }
   int r = files->open_object(cid, oid, mode, out, &ac.spos);
   if (r == 0 && create) {
-    std::unique_lock l(c->lock);
+    mim::WriteLock l(c->lock);
     c->objects.insert(oid);
   }
   return r;
@@ -292,7 +292,7 @@ int MIMStore::_take_cached_collection(const coll_t& cid)
   }
   std::vector<ghobject_t> objs;
   {
-    std::shared_lock l(c->lock);
+    mim::ReadLock l(c->lock);
     objs.assign(c->objects.begin(), c->objects.end());
   }
   for (auto& o : objs) {
@@ -500,7 +500,7 @@ int MIMStore::_remove(const ApplyContext& ac,
   if (r < 0 && !(r == -ENOENT && ac.replaying)) {
     return r;
   }
-  std::unique_lock l(c->lock);
+  mim::WriteLock l(c->lock);
   c->objects.erase(oid);
   return 0;
 }

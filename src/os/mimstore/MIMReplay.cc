@@ -37,7 +37,7 @@ void MIMStore::_freeze_replayed(sn_t end)
   dout(1) << "replay: the writes before sn " << end << " not yet written "
           << "back go back as the frozen generation (" << order.blocks
           << " blocks, " << order.bytes << " bytes)" << dendl;
-  std::lock_guard l(freeze_lock);
+  mim::MutexLock l(freeze_lock);
   _set_frozen_locked(std::move(order));
 }
 

@@ -209,7 +209,7 @@ void MIMStore::set_collection_commit_queue(const coll_t& cid,
 int MIMStore::list_collections(std::vector<coll_t>& ls)
 {
   colls.for_each([&](const coll_t& cid, const CollectionRef& c) {
-    std::shared_lock cl(c->lock);
+    mim::ReadLock cl(c->lock);
     if (c->exists) {
       ls.push_back(cid);
     }
@@ -224,7 +224,7 @@ bool MIMStore::collection_exists(const coll_t& c)
     return false;
   }
   _wait_applied(ref.get());
-  std::shared_lock l(ref->lock);
+  mim::ReadLock l(ref->lock);
   return ref->exists;
 }
 
@@ -232,7 +232,7 @@ int MIMStore::collection_empty(CollectionHandle& ch, bool* empty)
 {
   auto c = static_cast<Collection*>(ch.get());
   _wait_applied(c);
-  std::shared_lock l(c->lock);
+  mim::ReadLock l(c->lock);
   if (!c->exists) {
     return -ENOENT;
   }
@@ -244,7 +244,7 @@ int MIMStore::collection_bits(CollectionHandle& ch)
 {
   auto c = static_cast<Collection*>(ch.get());
   _wait_applied(c);
-  std::shared_lock l(c->lock);
+  mim::ReadLock l(c->lock);
   if (!c->exists) {
     return -ENOENT;
   }
@@ -257,7 +257,7 @@ int MIMStore::collection_list(CollectionHandle& ch, const ghobject_t& start,
 {
   auto c = static_cast<Collection*>(ch.get());
   _wait_applied(c);
-  std::shared_lock l(c->lock);
+  mim::ReadLock l(c->lock);
   if (!c->exists) {
     return -ENOENT;
   }
@@ -284,7 +284,7 @@ int MIMStore::_validate(std::vector<Transaction>& tls)
     if (p == objs.end()) {
       p = objs.emplace(cid, std::set<ghobject_t>()).first;
       if (auto c = colls.get(cid)) {
-        std::shared_lock l(c->lock);
+        mim::ReadLock l(c->lock);
         p->second = c->objects;
       }
     }
@@ -463,7 +463,7 @@ void MIMStore::_start_threads()
 {
   sequencer.start();
   {
-    std::lock_guard l(freeze_lock);
+    mim::MutexLock l(freeze_lock);
     flush_stop = false;
     last_freeze = ceph::mono_clock::now();
   }
@@ -484,7 +484,7 @@ void MIMStore::_stop_threads()
   sequencer.stop();
   apply_thread.join();
   {
-    std::lock_guard l(freeze_lock);
+    mim::MutexLock l(freeze_lock);
     flush_stop = true;
     freeze_cond.notify_all();
   }

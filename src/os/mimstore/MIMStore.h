@@ -31,9 +31,12 @@
  * thread keeps up with an HDD-bound store.
  *
  * Locks, and how they nest (outer first). This is the one list
- * (docs/store.md points here). Read from the code: the store's own locks
- * are not checked by a tool (debug mutexes are off, so lockdep does not
- * run); core/'s are, by clang (core/thread_annotations.h).
+ * (docs/store.md points here). What each lock protects is declared at its
+ * members (MIM_GUARDED_BY) and checked by clang, core/'s in the Ceph-free
+ * tier and the store's in the Ceph tier (qa/lock-annotations.sh --store);
+ * not checked: the object stripes (docs/store.md "Which locks a compiler
+ * checks"). The order below is not checked by a
+ * tool (debug mutexes are off, so lockdep does not run).
  *   Sequencer::submit_lock   sn assignment and journal submission order;
  *                  the queue throttle. Outer to the journal's locks.
  *   obj_locks      one object's file data against the flush thread and
@@ -79,7 +82,6 @@
 
 #include "common/Finisher.h"
 #include "common/admin_socket.h"
-#include "common/ceph_mutex.h"
 #include "common/perf_counters.h"
 #include "include/uuid.h"
 #include "os/DBObjectMap.h"
@@ -99,6 +101,7 @@
 #include "core/fault_io_env.h"
 #include "core/htmll.h"
 #include "core/io_env.h"
+#include "core/thread_annotations.h"
 
 class KeyValueDB;
 
@@ -275,7 +278,7 @@ class MIMStore : public ObjectStore {
   }
   /// Tests: umount has begun stopping the threads.
   bool debug_stopping() {
-    std::lock_guard l(freeze_lock);
+    mim::MutexLock l(freeze_lock);
     return flush_stop;
   }
 
@@ -304,9 +307,9 @@ class MIMStore : public ObjectStore {
   /// first once the threads start (the generation a stop interrupted).
   /// REQUIRES: replay (mount thread, no other thread started).
   void _freeze_replayed(sn_t end);
-  /// REQUIRES freeze_lock: `order` is the frozen generation the flush thread
-  /// sweeps next (_maybe_freeze, _freeze_replayed).
-  void _set_frozen_locked(mim::FlushOrder&& order);
+  /// `order` is the frozen generation the flush thread sweeps next
+  /// (_maybe_freeze, _freeze_replayed).
+  void _set_frozen_locked(mim::FlushOrder&& order) MIM_REQUIRES(freeze_lock);
   int _read_meta_u64(const std::string& key, uint64_t* v);
   /// Refuses a mimstore_format newer than FORMAT (or not a number); sets
   /// births_complete.
@@ -343,18 +346,18 @@ class MIMStore : public ObjectStore {
   /// Freeze the active generation if a trigger rule says so (or `forced`).
   /// REQUIRES: apply thread, between two transactions (so every sn's
   /// merged writes are in one generation, and their holds are taken).
-  void _maybe_freeze(mim::FlushTrigger forced);
-  void _request_freeze(mim::FlushTrigger why);
+  void _maybe_freeze(mim::FlushTrigger forced) MIM_EXCLUDES(freeze_lock);
+  void _request_freeze(mim::FlushTrigger why) MIM_EXCLUDES(freeze_lock);
   /// Freeze on the time threshold when no write came to check it.
   /// REQUIRES: the sync thread, no locks held.
-  void _time_tick();
+  void _time_tick() MIM_EXCLUDES(freeze_lock);
   /// Write every cached byte back and checkpoint up to the newest applied
   /// transaction (umount, the admin command).
-  int _write_back_all();
+  int _write_back_all() MIM_EXCLUDES(freeze_lock);
   /// Wait while the cache is over its cap or the index over its budget and
   /// a flush frees room. REQUIRES: apply thread, between two transactions,
   /// no locks held.
-  void _wait_for_cache_room(uint64_t bytes);
+  void _wait_for_cache_room(uint64_t bytes) MIM_EXCLUDES(freeze_lock);
   /// The writeback throttle: wait for the next sync once the file writes
   /// since the last one pass mimstore_wbthrottle_*. REQUIRES: the apply
   /// thread between two transactions (merging off), or the flush thread
@@ -366,21 +369,24 @@ class MIMStore : public ObjectStore {
   static double _mono_secs();  ///< the pacer's clock
 
   // ---- the flush, the sync thread's hooks (MIMFlush.cc) ----
-  void _flush_thread();
+  void _flush_thread() MIM_EXCLUDES(freeze_lock);
   /// One object of the frozen generation, where the flush writes it.
   struct FlushItem {
-    const std::string* cname;  // into flush_order, which outlives the item
+    const std::string* cname;  // into the order, which outlives the item
     const std::string* fname;
     uint64_t phys;             // disk address of its first byte, or UNPLACED
   };
   static constexpr uint64_t UNPLACED = UINT64_MAX;
   /// The frozen generation's objects in disk order. REQUIRES: flush
   /// thread, no locks held (the addresses are read from the filesystem).
-  std::vector<FlushItem> _writeback_order();
+  std::vector<FlushItem> _writeback_order(const mim::FlushOrder& order)
+    MIM_EXCLUDES(freeze_lock);
   /// The threads are stopping for an umount that keeps the merge window:
   /// a sweep under way ends at the next object.
-  bool _stop_leaves_window();
-  void _flush_frozen();
+  bool _stop_leaves_window() MIM_EXCLUDES(freeze_lock);
+  /// Write the frozen generation `order` back (the flush thread took it
+  /// from flush_order).
+  void _flush_frozen(const mim::FlushOrder& order) MIM_EXCLUDES(freeze_lock);
   /// Whose bytes a write back writes: a frozen generation's (the flush:
   /// counted in flush_ios/bytes and handed to the disk after the object
   /// lock is released) or an object's taken by an op (_take_cached).
@@ -641,22 +647,25 @@ class MIMStore : public ObjectStore {
   /// thread of MIMFlush.cc sweeps): protects the fields below. freeze_cond
   /// wakes the flush thread (a generation frozen, or stop) and whoever
   /// waits for a sweep to end (_write_back_all).
-  ceph::mutex freeze_lock = ceph::make_mutex("MIMStore::freeze_lock");
-  ceph::condition_variable freeze_cond;
-  ceph::condition_variable room_cond;  ///< the flush freed cache room
-  /// GUARDED_BY(freeze_lock): the flush thread ends.
-  bool flush_stop = false;
-  /// GUARDED_BY(freeze_lock): a generation is frozen, flush_order its.
-  bool flush_pending = false;
-  mim::FlushOrder flush_order;     ///< GUARDED_BY(freeze_lock)
-  /// GUARDED_BY(freeze_lock): a freeze marker is in the apply queue.
-  bool freeze_queued = false;
+  mim::Mutex freeze_lock;
+  std::condition_variable freeze_cond;
+  std::condition_variable room_cond;  ///< the flush freed cache room
+  /// The flush thread ends.
+  bool flush_stop MIM_GUARDED_BY(freeze_lock) = false;
+  /// A generation is frozen and flush_order is it, until the flush thread
+  /// has written it back.
+  bool flush_pending MIM_GUARDED_BY(freeze_lock) = false;
+  /// The frozen generation, handed to the flush thread (which takes it).
+  mim::FlushOrder flush_order MIM_GUARDED_BY(freeze_lock);
+  /// A freeze marker is in the apply queue.
+  bool freeze_queued MIM_GUARDED_BY(freeze_lock) = false;
   /// A forced freeze that arrived while a flush was running; re-queued
-  /// when it ends. GUARDED_BY(freeze_lock)
-  mim::FlushTrigger refreeze = mim::FlushTrigger::NONE;
-  /// GUARDED_BY(freeze_lock): EXPLICIT freeze markers handled.
-  uint64_t explicit_handled = 0;
-  ceph::mono_clock::time_point last_freeze;  ///< GUARDED_BY(freeze_lock)
+  /// when it ends.
+  mim::FlushTrigger refreeze MIM_GUARDED_BY(freeze_lock) =
+    mim::FlushTrigger::NONE;
+  /// EXPLICIT freeze markers handled.
+  uint64_t explicit_handled MIM_GUARDED_BY(freeze_lock) = 0;
+  ceph::mono_clock::time_point last_freeze MIM_GUARDED_BY(freeze_lock);
 
   std::thread apply_thread;
   std::thread flush_thread;

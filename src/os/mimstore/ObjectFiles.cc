@@ -105,7 +105,7 @@ int ObjectFiles::open()
 void ObjectFiles::close()
 {
   {
-    std::lock_guard l(fd_lock);
+    mim::MutexLock l(fd_lock);
     cache.clear();
     lru.clear();
   }
@@ -266,7 +266,7 @@ int ObjectFiles::list_objects(const coll_t& c, std::set<ghobject_t>* out,
 
 int ObjectFiles::lookup_cached(const std::string& path, ObjectFDRef* out)
 {
-  std::lock_guard l(fd_lock);
+  mim::MutexLock l(fd_lock);
   auto p = cache.find(path);
   if (p == cache.end()) {
     return -ENOENT;
@@ -278,7 +278,7 @@ int ObjectFiles::lookup_cached(const std::string& path, ObjectFDRef* out)
 
 void ObjectFiles::insert_cached(const std::string& path, const ObjectFDRef& f)
 {
-  std::lock_guard l(fd_lock);
+  mim::MutexLock l(fd_lock);
   auto p = cache.find(path);
   if (p != cache.end()) {
     lru.splice(lru.begin(), lru, p->second.lru_pos);
@@ -295,7 +295,7 @@ void ObjectFiles::insert_cached(const std::string& path, const ObjectFDRef& f)
 
 void ObjectFiles::forget(const std::string& path)
 {
-  std::lock_guard l(fd_lock);
+  mim::MutexLock l(fd_lock);
   auto p = cache.find(path);
   if (p != cache.end()) {
     lru.erase(p->second.lru_pos);

@@ -32,13 +32,13 @@
 #include <unordered_map>
 #include <vector>
 
-#include "common/ceph_mutex.h"
 #include "common/hobject.h"
 #include "include/buffer.h"
 #include "osd/osd_types.h"
 #include "os/SequencerPosition.h"
 
 #include "core/io_env.h"
+#include "core/thread_annotations.h"
 
 #include "include/common_fwd.h"
 
@@ -205,13 +205,14 @@ class ObjectFiles {
   int root_fd = -1;  ///< the data filesystem, for syncfs
 
   /// Protects the fd cache below.
-  ceph::mutex fd_lock = ceph::make_mutex("mimstore::ObjectFiles::fd_lock");
-  std::list<std::string> lru;  ///< GUARDED_BY(fd_lock) most recent first
+  mim::Mutex fd_lock;
+  /// Most recent first.
+  std::list<std::string> lru MIM_GUARDED_BY(fd_lock);
   struct Cached {
     ObjectFDRef fd;
     std::list<std::string>::iterator lru_pos;
   };
-  std::unordered_map<std::string, Cached> cache;  ///< GUARDED_BY(fd_lock)
+  std::unordered_map<std::string, Cached> cache MIM_GUARDED_BY(fd_lock);
 };
 
 }  // namespace mimstore

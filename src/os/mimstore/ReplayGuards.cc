@@ -124,7 +124,7 @@ void MIMStore::_drop_incomplete_create(const coll_t& cid,
     ceph_abort_msg("mimstore: replay cannot remove an incomplete create");
   }
   if (auto c = colls.get(cid)) {
-    std::unique_lock l(c->lock);
+    mim::WriteLock l(c->lock);
     c->objects.erase(oid);
   }
 }

@@ -13,7 +13,7 @@ void Sequencer::reset(sn_t next_sn, uint64_t ops, uint64_t bytes,
                       PerfCounters* l)
 {
   {
-    std::lock_guard sl(submit_lock);
+    mim::MutexLock sl(submit_lock);
     next = next_sn;
     queued_ops = 0;
     queued_bytes = 0;
@@ -21,32 +21,30 @@ void Sequencer::reset(sn_t next_sn, uint64_t ops, uint64_t bytes,
     max_bytes = bytes;
     logger = l;
   }
-  std::lock_guard al(apply_lock);
+  mim::MutexLock al(apply_lock);
   applied = next_sn - 1;
 }
 
 Sequencer::sn_t Sequencer::next_sn() const
 {
-  std::lock_guard l(submit_lock);
+  mim::MutexLock l(submit_lock);
   return next;
 }
 
 Sequencer::sn_t Sequencer::admit(uint64_t bytes,
                                  const std::function<void(sn_t)>& submit)
 {
-  std::unique_lock l(submit_lock);
+  mim::MutexLock l(submit_lock);
   // Bound what is queued but not applied, so a slow data disk pushes back
   // on the OSD instead of growing memory without limit. One transaction
   // larger than the byte limit still goes, alone.
-  auto room = [&] {
-    return queued_ops < max_ops &&
-           (!queued_ops || queued_bytes + bytes <= max_bytes);
-  };
-  if (!room()) {
+  if (!room_locked(bytes)) {
     if (logger) {
       logger->inc(l_mimstore_throttle_waits);
     }
-    submit_cond.wait(l, room);
+    do {
+      mim::wait(submit_cond, submit_lock);
+    } while (!room_locked(bytes));
   }
   ++queued_ops;
   queued_bytes += bytes;
@@ -59,9 +57,15 @@ Sequencer::sn_t Sequencer::admit(uint64_t bytes,
   return sn;
 }
 
+bool Sequencer::room_locked(uint64_t bytes) const
+{
+  return queued_ops < max_ops &&
+         (!queued_ops || queued_bytes + bytes <= max_bytes);
+}
+
 void Sequencer::release(uint64_t bytes)
 {
-  std::lock_guard l(submit_lock);
+  mim::MutexLock l(submit_lock);
   --queued_ops;
   queued_bytes -= bytes;
   if (logger) {
@@ -73,15 +77,17 @@ void Sequencer::release(uint64_t bytes)
 
 void Sequencer::push(const ApplyItem& item)
 {
-  std::lock_guard l(apply_lock);
+  mim::MutexLock l(apply_lock);
   queue.push_back(item);
   apply_cond.notify_one();
 }
 
 bool Sequencer::pop(ApplyItem* item)
 {
-  std::unique_lock l(apply_lock);
-  apply_cond.wait(l, [this] { return stopping || !queue.empty(); });
+  mim::MutexLock l(apply_lock);
+  while (!stopping && queue.empty()) {
+    mim::wait(apply_cond, apply_lock);
+  }
   if (queue.empty()) {
     return false;  // stop requested and drained
   }
@@ -92,20 +98,20 @@ bool Sequencer::pop(ApplyItem* item)
 
 void Sequencer::start()
 {
-  std::lock_guard l(apply_lock);
+  mim::MutexLock l(apply_lock);
   stopping = false;
 }
 
 void Sequencer::stop()
 {
-  std::lock_guard l(apply_lock);
+  mim::MutexLock l(apply_lock);
   stopping = true;
   apply_cond.notify_all();
 }
 
 void Sequencer::set_applied(sn_t sn)
 {
-  std::lock_guard l(apply_lock);
+  mim::MutexLock l(apply_lock);
   applied = sn;
   applied_cond.notify_all();
 }
@@ -115,8 +121,10 @@ void Sequencer::wait_applied(sn_t want)
   if (applied >= want) {
     return;
   }
-  std::unique_lock l(apply_lock);
-  applied_cond.wait(l, [&] { return applied >= want; });
+  mim::MutexLock l(apply_lock);
+  while (applied < want) {
+    mim::wait(applied_cond, apply_lock);
+  }
 }
 
 void Sequencer::wait_applied_all()
@@ -126,7 +134,7 @@ void Sequencer::wait_applied_all()
 
 bool Sequencer::flush_commit(sn_t want, Context* c)
 {
-  std::lock_guard l(apply_lock);
+  mim::MutexLock l(apply_lock);
   if (applied >= want) {
     return true;
   }
@@ -136,7 +144,7 @@ bool Sequencer::flush_commit(sn_t want, Context* c)
 
 void Sequencer::commit_waiters_to(sn_t sn, Finisher& f)
 {
-  std::lock_guard l(apply_lock);
+  mim::MutexLock l(apply_lock);
   while (!commit_waiters.empty() && commit_waiters.begin()->first <= sn) {
     f.queue(commit_waiters.begin()->second);
     commit_waiters.erase(commit_waiters.begin());
@@ -145,13 +153,13 @@ void Sequencer::commit_waiters_to(sn_t sn, Finisher& f)
 
 size_t Sequencer::queue_length() const
 {
-  std::lock_guard l(apply_lock);
+  mim::MutexLock l(apply_lock);
   return queue.size();
 }
 
 size_t Sequencer::waiters() const
 {
-  std::lock_guard l(apply_lock);
+  mim::MutexLock l(apply_lock);
   return commit_waiters.size();
 }
 

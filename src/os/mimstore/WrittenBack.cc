@@ -40,14 +40,14 @@ WrittenBackRecords::sn_t WrittenBackRecords::end_of(const std::string& key)
 void WrittenBackRecords::written_back(sn_t end_sn, const std::string& cname,
                                       const std::string& fname)
 {
-  std::lock_guard l(lock);
+  mim::MutexLock l(lock);
   unsynced.push_back(key(end_sn, cname, fname));
 }
 
 std::vector<std::string> WrittenBackRecords::take_unsynced()
 {
   std::vector<std::string> out;
-  std::lock_guard l(lock);
+  mim::MutexLock l(lock);
   out.swap(unsynced);
   return out;
 }

@@ -44,9 +44,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "common/ceph_mutex.h"
 #include "include/common_fwd.h"
 
+#include "core/thread_annotations.h"
 #include "core/types.h"
 
 class KeyValueDB;
@@ -97,8 +97,8 @@ class WrittenBackRecords {
 
   CephContext* cct;
   KeyValueDB* db;
-  ceph::mutex lock = ceph::make_mutex("WrittenBackRecords::lock");
-  std::vector<std::string> unsynced;  ///< GUARDED_BY(lock) keys
+  mim::Mutex lock;
+  std::vector<std::string> unsynced MIM_GUARDED_BY(lock);  ///< keys
   /// F of the sweeps with records in the DB, ascending. Sync thread.
   std::deque<sn_t> gens;
   /// "collection/file" -> the highest F of its records. Mount and replay.
