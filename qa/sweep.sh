@@ -5,7 +5,7 @@
 #   qa/sweep.sh [--points IMG:NVME[,IMG:NVME...]] [--repeat N]
 #               [--profiles a,b,c] [--distribution D] [--runtime S]
 #               [--warmup S] [--results DIR] [--report-only]
-#               [-- BENCH_OPTIONS...]
+#               [--stop-by HH:MM] [-- BENCH_OPTIONS...]
 #
 # Defaults: points 2G:4G,16G:4G,64G:4G,64G:1G (image size : journal and
 # BlueStore block.db size per OSD), 2 repeats, profiles
@@ -29,6 +29,12 @@
 # --report-only, qa/sweep_report.py writes RESULTS/sweep.md, sweep.json
 # and the plots (IOPS against image size, one line per profile).
 #
+# --stop-by HH:MM: start a run only if it should end by then (its time
+# estimated as below, with set-up, prefill at 300 MB/s and settling
+# counted generously); the sweep then stops between runs, leaving no
+# cluster up, and a later sweep with the same arguments resumes there.
+# For a machine that has something else to do at a known time.
+#
 # Disk space: the prefill writes zeros, which the emulator's thin backing
 # files do not store, so a 64 GiB image takes what the measured writes
 # take. Time: per run about profiles x (prefill + warm-up + measured +
@@ -48,7 +54,7 @@ argv=("$@")
 # the same devices: the four profiles then differ in the store, not in
 # where their metadata lives (FileStore's omap stays on the HDD, as stock)
 repeat=2 profiles=mimstore-jdata-dbnvme,mimstore-nomerge-dbnvme,bluestore-hybrid,filestore-pacific
-dist=both runtime=180 warmup=60 results="" report_only=0 bench_extra=()
+dist=both runtime=180 warmup=60 results="" report_only=0 bench_extra=() stop_by=""
 while (($#)); do
   case $1 in
     --points) points=$2; shift 2 ;;
@@ -59,6 +65,7 @@ while (($#)); do
     --warmup) warmup=$2; shift 2 ;;
     --results) results=$2; shift 2 ;;
     --report-only) report_only=1; shift ;;
+    --stop-by) stop_by=$2; shift 2 ;;
     --) shift; bench_extra=("$@"); break ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 0 ;;
     *) die "unknown argument $1 (try --help)" ;;
@@ -72,6 +79,13 @@ for pt in "${plist[@]}"; do
   [[ $pt =~ ^[0-9]+[KMGT]:[0-9]+[KMGT]$ ]] ||
     die "--points: '$pt' is not IMAGE:NVME (e.g. 64G:4G)"
 done
+stop_at=""
+if [[ -n $stop_by ]]; then
+  [[ $stop_by =~ ^([01][0-9]|2[0-3]):[0-5][0-9]$ ]] || die "--stop-by takes HH:MM (24 h, today), not '$stop_by'"
+  stop_at=$(date -d "$stop_by" +%s)
+fi
+[[ $runtime =~ ^[1-9][0-9]*$ ]] || die "--runtime must be a number of seconds, not '$runtime'"
+[[ $warmup =~ ^[0-9]+$ ]] || die "--warmup must be a number of seconds, not '$warmup'"
 case $dist in
   both) dlist=(uniform zipf:1.2) ;;
   uniform|zipf:[0-9]*) dlist=("$dist") ;;
@@ -101,6 +115,16 @@ if ! ((report_only)) || [[ ! -s $plan ]]; then
   mv "$plan.new" "$plan"
 fi
 
+# Seconds one bench.sh run of image size $1 should take, generously: per
+# profile 180 s of cluster set-up, settling and tear-down, the prefill at
+# 300 MB/s, the warm-up and the measured window.
+run_estimate() {
+  local nprof img
+  IFS=, read -r -a nprof <<<"$profiles"
+  img=$(to_bytes "$1")
+  echo $((${#nprof[@]} * (180 + img / 300000000 + warmup + runtime)))
+}
+
 if ((!report_only)); then
   require_root
   for pt in "${plist[@]}"; do
@@ -111,6 +135,14 @@ if ((!report_only)); then
         if [[ -s $out/results.json ]]; then
           log "sweep: $img image, $nvme journal, $d, repeat $r: done already ($out)"
           continue
+        fi
+        if [[ -n $stop_at ]]; then
+          need=$(run_estimate "$img")
+          if (($(date +%s) + need > stop_at)); then
+            log "sweep: stopping before $img image, $nvme journal, $d, repeat $r:" \
+                "it needs about $((need / 60)) min, past --stop-by $stop_by"
+            break 3
+          fi
         fi
         step "sweep: $img image, $nvme journal, $d, repeat $r of $repeat"
         rm -rf "$out"
