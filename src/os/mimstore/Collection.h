@@ -25,9 +25,9 @@
 
 #include "core/thread_annotations.h"
 
-class MIMStore;
-
 namespace mimstore {
+
+class MIMStore;
 
 struct Collection : public ObjectStore::CollectionImpl {
   MIMStore* const store;

@@ -9,9 +9,9 @@
 
 #include "common/admin_socket.h"
 
-class MIMStore;
-
 namespace mimstore {
+
+class MIMStore;
 
 /// Admin socket commands of one store instance.
 class AdminHook : public AdminSocketHook {

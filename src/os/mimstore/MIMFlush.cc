@@ -211,66 +211,27 @@ int MIMStore::_write_run(const ObjectFDRef& f, uint64_t off, uint64_t len,
   if (of == WritebackOf::FROZEN) {
     logger->inc(l_mimstore_flush_ios);
     logger->inc(l_mimstore_flush_bytes, len);
-    wb_written.push_back(InFlightRun{f, off, len});
+    wb_window.written(f, off, len);
   }
   return 0;
 }
 
 void MIMStore::_start_writebacks()
 {
-  // Like FileStore's flusher:
-  // hand each run to the disk as soon as it is written, and
-  // (_wait_writeback_window) keep a bounded amount in flight. Left to the
-  // sync, a whole generation (gigabytes) reaches the disk queue at once,
-  // and whatever is queued behind it waits seconds: among it RocksDB's log
-  // pages, on which the apply thread then blocks (measured: 1-3 s without a
-  // completed client write at syncs during a 4 KiB random-write run).
-  // Not under the object's lock: sync_file_range(WRITE) blocks while the
-  // disk's queue is full (wbt_wait), and an apply to the same stripe, with
-  // on_commit behind it, waited for it (docs/store.md, "The seconds at
-  // zero").
-  std::vector<InFlightRun> runs;
-  runs.swap(wb_written);
-  if (!conf.flush_writeback_window || wb_window_off) {
-    return;
+  // Like FileStore's flusher (core/writeback_window.h): a generation left
+  // to the sync reaches the disk queue at once, and RocksDB's log pages
+  // queued behind it held the apply thread 1-3 s (measured at syncs during
+  // a 4 KiB random-write run). Called with no object lock held:
+  // sync_file_range(WRITE) blocks while the disk's queue is full (wbt_wait),
+  // and an apply to the same stripe, with on_commit behind it, waited for it
+  // (docs/store.md, "The seconds at zero").
+  auto s = wb_window.start_written();
+  if (s.unsupported) {
+    dout(1) << "sync_file_range not supported here ("
+            << cpp_strerror(s.unsupported) << "): writeback left to syncs"
+            << dendl;
   }
-  for (auto& run : runs) {
-    int r = files->writeback(run.f, run.off, run.len, false);
-    if (r == -EINVAL || r == -ENOSYS || r == -ESPIPE || r == -EOPNOTSUPP) {
-      dout(1) << "sync_file_range not supported here (" << cpp_strerror(r)
-              << "): writeback left to syncs" << dendl;
-      wb_window_off = true;
-      _end_writeback_window();
-      return;
-    }
-    // Other errors are not handled here: a writeback error stays recorded
-    // on the filesystem and the next sync reports it, which stops the store
-    // before the checkpoint moves.
-    logger->inc(l_mimstore_flush_runs_started);
-    wb_window_bytes += run.len;
-    wb_window.push_back(std::move(run));
-  }
-}
-
-void MIMStore::_wait_writeback_window()
-{
-  // (no object lock held: this waits on the disk)
-  while (wb_window_bytes > conf.flush_writeback_window &&
-         !wb_window.empty()) {
-    auto& o = wb_window.front();
-    logger->inc(l_mimstore_flush_window_waits);
-    files->writeback(o.f, o.off, o.len, true);
-    wb_window_bytes -= o.len;
-    wb_window.pop_front();
-  }
-}
-
-void MIMStore::_end_writeback_window()
-{
-  // What is still in flight is the sync's to wait for; only the fd
-  // references go.
-  wb_window.clear();
-  wb_window_bytes = 0;
+  wb_window.wait_for_room();
 }
 
 std::vector<MIMStore::FlushItem> MIMStore::_writeback_order(
@@ -337,7 +298,7 @@ void MIMStore::_flush_frozen(const mim::FlushOrder& gen)
       dout(1) << "stopping: " << order.size() - visited << " of "
               << order.size() << " objects of the generation left in the "
               << "journal" << dendl;
-      _end_writeback_window();
+      wb_window.end();
       return;
     }
     pacer.sweep_progress(visited++);
@@ -365,7 +326,6 @@ void MIMStore::_flush_frozen(const mim::FlushOrder& gen)
     room_cond.notify_all();
     // no object lock held while the disk's queue is waited on
     _start_writebacks();
-    _wait_writeback_window();
     _throttle_writeback();
     // As the sweep goes, not only at its end: a sweep of a large image's
     // generation takes minutes. A few ms each time, for 256 objects
@@ -376,7 +336,7 @@ void MIMStore::_flush_frozen(const mim::FlushOrder& gen)
     }
   }
   pacer.sweep_finished(_mono_secs());
-  _end_writeback_window();
+  wb_window.end();  // what is still in flight is the sync's to wait for
   htmll->end_flush();
   // The generation's index was freed at once.
   give_back_free_memory();

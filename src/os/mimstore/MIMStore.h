@@ -98,6 +98,7 @@
 #include "core/flush_policy.h"
 #include "core/journal_pacer.h"
 #include "core/writeback_plan.h"
+#include "core/writeback_window.h"
 #include "core/fault_io_env.h"
 #include "core/htmll.h"
 #include "core/io_env.h"
@@ -142,14 +143,10 @@ struct ApplyContext {
   /// does not keep the window).
   const TransContext* txc = nullptr;
 };
-}
-using mimstore::ObjectFDRef;
-using mimstore::GuardVerdict;
-using mimstore::ApplyContext;
-using mimstore::OpenMode;
-using mimstore::GuardState;
 
-
+/// The store, in the namespace of its units (core/ is namespace mim: it
+/// builds without Ceph). The perf counter indices stay global, as Ceph's
+/// own stores' do (MIMPerf.h).
 class MIMStore : public ObjectStore {
  public:
   using Collection = mimstore::Collection;
@@ -408,12 +405,10 @@ class MIMStore : public ObjectStore {
   /// REQUIRES: the object's stripe lock; len = the iov's total length.
   int _write_run(const mimstore::ObjectFDRef& f, uint64_t off, uint64_t len,
                  const std::vector<struct iovec>& iov, WritebackOf of);
-  /// The writeback window (docs/store.md): hand the runs written to the
-  /// disk, wait while too much is in flight, forget it at a sweep's end.
-  /// REQUIRES: flush thread; the first two with no object lock held.
+  /// The writeback window (core/writeback_window.h): hand the runs the
+  /// sweep wrote to the disk, then wait while too much is in flight.
+  /// REQUIRES: flush thread, no object lock held (both wait on the disk).
   void _start_writebacks();
-  void _wait_writeback_window();
-  void _end_writeback_window();
   /// What the sync thread calls: the data sync, the checkpoint's
   /// persistence, counters, _time_tick.
   mim::DurabilityHooks _durability_hooks();
@@ -674,19 +669,10 @@ class MIMStore : public ObjectStore {
   /// Counters of client writes and data write I/Os for the merge ratio.
   std::atomic<uint64_t> client_writes{0};
   std::atomic<uint64_t> data_write_ios{0};
-  /// Runs a flush handed to the disk (sync_file_range) whose writeback it
-  /// has not yet waited for, oldest first, at most
-  /// mimstore_flush_writeback_window bytes. Flush thread only.
-  struct InFlightRun {
-    ObjectFDRef f;
-    uint64_t off, len;
-  };
-  std::deque<InFlightRun> wb_window;
-  uint64_t wb_window_bytes = 0;   ///< flush thread only
-  /// Runs the flush wrote under an object's lock, to be handed to the disk
-  /// once the lock is released (_start_writebacks). Flush thread only.
-  std::vector<InFlightRun> wb_written;
-  bool wb_window_off = false;     ///< flush thread only: not supported here
+  /// The runs a sweep wrote and handed to the disk, at most
+  /// mimstore_flush_writeback_window bytes in flight (its cap, set at
+  /// mount). Flush thread only.
+  mim::WritebackWindow<ObjectFDRef> wb_window;
   /// The sweep's run buffer, kept across objects and sweeps (at most an
   /// object's size). Flush thread only.
   std::string flush_buf;
@@ -708,3 +694,8 @@ class MIMStore : public ObjectStore {
   friend class mimstore::AdminHook;
   friend struct mimstore::Collection;  // flush waits on apply progress
 };
+
+}  // namespace mimstore
+
+// Ceph's store factory (patch 0003) and the tests name it unqualified.
+using mimstore::MIMStore;
