@@ -98,12 +98,16 @@ def load(sweep):
 
 def points(loaded):
     """{(image, nvme, workload): {"reps": {rep: {profile: iops}},
-    "flushes": {rep: {profile: count}}, "series_sum": [..]}}"""
+    "flushes": {rep: {profile: count}}, "series_sum": [..],
+    "windows": {"60+180", ..}}}"""
     pts = {}
     for img, nvme, rep, res in loaded:
         for run in res.get("runs", []):
             key = (img, nvme, run["workload"].get("name") or run["workload"]["distribution"])
-            pt = pts.setdefault(key, {"reps": {}, "flushes": {}, "series_sum": []})
+            pt = pts.setdefault(key, {"reps": {}, "flushes": {}, "series_sum": [], "windows": set()})
+            w = run["workload"]
+            if w.get("runtime") is not None:
+                pt["windows"].add("%s+%s" % (w.get("warmup", "?"), w["runtime"]))
             pt["reps"].setdefault(rep, {})[run["profile"]] = run["client"]["iops_mean"]
             fc = flush_cycles(run)
             if fc is not None:
@@ -142,6 +146,9 @@ def summarise(pts, slots, subject=SUBJECT):
                      "fits_one_generation": slots is not None and objects <= slots,
                      "iops": per, "ratios": ratios, "subject": subject,
                      "subject_flush_cycles": fl,
+                     # warm-up + measured seconds: the points of one sweep
+                     # directory may come from commands with different windows
+                     "window": ", ".join(sorted(pt["windows"])) or None,
                      "short_window": bool(fl) and min(fl) < MIN_FLUSH_CYCLES,
                      "series_sum_min": min(pt["series_sum"]) if pt["series_sum"] else None,
                      "series_sum_max": max(pt["series_sum"]) if pt["series_sum"] else None})
@@ -164,12 +171,11 @@ def markdown(rows, plan):
         if len(cmds) == 1:
             lines.append("- command: `%s`" % cmds[0])
         else:   # runs of several commands into one directory, the last last
-            lines += ["- commands, in the order last run (the window below is the last one's; "
-                      "each run's env.json has its own):"] + ["  - `%s`" % c for c in cmds]
-        lines += ["- %s s warm-up + %s s measured per point; %s repeat(s), each a qa/bench.sh run "
-                  "with every profile (its own results.md has the details: test bed, "
-                  "cluster, per-second figures)%s"
-                  % (plan.get("warmup_s"), plan.get("runtime_s"), plan.get("repeat"),
+            lines += ["- commands, in the order last run:"] + ["  - `%s`" % c for c in cmds]
+        lines += ["- warm-up + measured seconds: each row's window column; %s repeat(s), each a "
+                  "qa/bench.sh run with every profile (its own results.md has the details: "
+                  "test bed, cluster, per-second figures)%s"
+                  % (plan.get("repeat"),
                      "; bench.sh options: `%s`" % plan["bench_options"] if plan.get("bench_options") else ""),
                   "- merge cache: %s HTMLL slots, %s MiB; a point whose image has no more 4 MiB "
                   "objects than slots is marked *fits one merge generation*"
@@ -180,7 +186,7 @@ def markdown(rows, plan):
                  "marked *fewer than %d flush cycles in the window* (not a steady-state "
                  "figure)." % (subject, subject, MIN_FLUSH_CYCLES, MIN_FLUSH_CYCLES))
     lines.append("")
-    head = (["image", "journal", "workload"] + profiles + [subject + " / " + p for p in others]
+    head = (["image", "journal", "workload", "window (s)"] + profiles + [subject + " / " + p for p in others]
             + ["flush cycles"])
     lines.append("| " + " | ".join(head) + " |")
     lines.append("|" + "---|" * len(head))
@@ -188,7 +194,7 @@ def markdown(rows, plan):
         img = r["image"] + (" *fits one merge generation*" if r["fits_one_generation"] else "")
         wl = r["workload"] + (" *fewer than %d flush cycles in the window*" % MIN_FLUSH_CYCLES
                               if r["short_window"] else "")
-        cells = [img, r["nvme"], wl]
+        cells = [img, r["nvme"], wl, r.get("window") or "-"]
         cells += [fmt_range(r["iops"][p]) if p in r["iops"] else "-" for p in profiles]
         cells += [fmt_range(r["ratios"][p], "%.2f") if p in r["ratios"] else "-" for p in others]
         cells.append(", ".join("%d" % f for f in r["subject_flush_cycles"]) or "-")

@@ -13,9 +13,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sweep_report  # noqa: E402
 
 
-def _run(profile, dist, iops, flushes=None):
+def _run(profile, dist, iops, flushes=None, runtime=180):
     r = {"profile": profile,
-         "workload": {"rw": "randwrite", "distribution": dist, "name": "randwrite-4k-t8-" + dist.replace(":", "")},
+         "workload": {"rw": "randwrite", "distribution": dist, "name": "randwrite-4k-t8-" + dist.replace(":", ""),
+                      "warmup": 60, "runtime": runtime},
          "client": {"iops_mean": iops, "series_sum_over_ops": 1.0}}
     if flushes is not None:    # as analyze.perf_delta gives them
         r["perf"] = {"available": True, "highlights": {
@@ -31,8 +32,8 @@ class SweepReportTest(unittest.TestCase):
                                     _run("bluestore-hybrid", "uniform", 200)])
         self._write("2G", "4G", 2, [_run("mimstore", "uniform", 1000),
                                     _run("bluestore-hybrid", "uniform", 250)])
-        self._write("64G", "4G", 1, [_run("mimstore", "uniform", 300),
-                                     _run("bluestore-hybrid", "uniform", 300)])
+        self._write("64G", "4G", 1, [_run("mimstore", "uniform", 300, runtime=1200),
+                                     _run("bluestore-hybrid", "uniform", 300, runtime=1200)])
         json.dump({"htmll_slots": 4096, "cache_max_bytes": 512 << 20, "command": "x",
                    "repeat": 2, "runtime_s": 180, "warmup_s": 60},
                   open(os.path.join(self.d, "sweep-plan.json"), "w"))
@@ -66,7 +67,9 @@ class SweepReportTest(unittest.TestCase):
         self.assertIn("2G *fits one merge generation*", md)
         self.assertIn("1500 (1000-2000)", md)
         self.assertIn("7.00 (4.00-10.00)", md)
-        self.assertIn("| 64G | 4G | randwrite-4k-t8-uniform | 300 (1 run) |", md)
+        # each row its own window: the points came from different commands
+        self.assertIn("| 64G | 4G | randwrite-4k-t8-uniform | 60+1200 | 300 (1 run) |", md)
+        self.assertIn("| 60+180 | 1500 (1000-2000) |", md)
 
     def test_one_row_per_workload(self):
         self._write("64G", "4G", 2, [_run("mimstore", "zipf:1.2", 900),
