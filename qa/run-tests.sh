@@ -210,7 +210,7 @@ if [ -z "$ceph_tier_reason" ]; then
         "$REPO/qa/crash/power-cut.sh" --workdir "$TESTDIR/power-cut" "$@"
     }
     if [ "$MODE" = long ]; then
-      for p in mimstore mimstore-nomerge bluestore-hybrid; do
+      for p in mimstore mimstore-ram mimstore-nomerge bluestore-hybrid; do
         run_step "whole-stack power cuts, $p, 100 cuts" power_cut --profile $p --cuts 100
       done
       run_step "whole-stack power cuts: a journal device that ignores FLUSH is caught" \
@@ -218,12 +218,16 @@ if [ -z "$ceph_tier_reason" ]; then
     else
       run_step "whole-stack power cuts (emulated HDD + NVMe, fio verify), mimstore, 4 cuts" \
         power_cut --cuts 4
+      run_step "whole-stack power cuts, merged bytes in RAM (profile mimstore-ram), 2 cuts" \
+        power_cut --profile mimstore-ram --cuts 2
       run_step "whole-stack power cuts: a journal device that ignores FLUSH is caught" \
         power_cut --unsafe --cuts 10
     fi
     if [ "$MODE" = long ]; then
       run_step "kill -9 under load (vstart, fio verify), merge on" \
         "$REPO/qa/crash/kill9-cycles.sh" --cycles 20 --merge true
+      run_step "kill -9 under load (vstart, fio verify), merge on, merged bytes in RAM" \
+        "$REPO/qa/crash/kill9-cycles.sh" --cycles 20 --merge true --ram-window
       run_step "kill -9 under load (vstart, fio verify), merge off" \
         "$REPO/qa/crash/kill9-cycles.sh" --cycles 20 --merge false
       for size in 1 2; do

@@ -8,6 +8,10 @@
 # later kills and recoveries).
 #
 #   qa/crash/kill9-cycles.sh [--cycles N] [--merge true|false] [--pool-size 1|2]
+#                            [--ram-window]
+#
+# --ram-window keeps merged bytes in memory (mimstore merge data in journal
+# = false, the paper's window) instead of only in the journal (the default).
 #
 # With pool size 2 a lost write on the killed OSD could be repaired by
 # recovery from its peer; pool size 1 leaves the killed OSD's store as the
@@ -21,11 +25,13 @@ source "$REPO/qa/lib/dev-cluster.sh"
 CYCLES=20
 MERGE=true
 POOL_SIZE=2
+WINDOW=()
 while [ $# -gt 0 ]; do
   case $1 in
     --cycles) CYCLES=$2; shift ;;
     --merge) MERGE=$2; shift ;;
     --pool-size) POOL_SIZE=$2; shift ;;
+    --ram-window) WINDOW=("mimstore merge data in journal = false") ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -37,7 +43,7 @@ REGION=$((16 << 20))
 POOL=kill9
 dev_cluster_start 3 "$MERGE" "osd heartbeat grace = 6" \
   "osd heartbeat interval = 1" "mimstore sync interval = 2" \
-  "mimstore max flush interval = 1"
+  "mimstore max flush interval = 1" ${WINDOW[@]+"${WINDOW[@]}"}
 dev_pool_create $POOL 32 "$POOL_SIZE"
 rbd -c "$CEPH_CONF" create --size $((CYCLES * REGION / 1048576))M $POOL/img
 
@@ -74,4 +80,4 @@ for i in $(seq 0 $((CYCLES - 1))); do
   fio_region "$i" --verify_only --output="$DEV_DEST/verify-$i.txt" ||
     { cat "$DEV_DEST/verify-$i.txt" >&2; die "region $i: verification failed"; }
 done
-echo "kill -9 cycles: $CYCLES (merge $MERGE, pool size $POOL_SIZE), acknowledged 4 KiB writes: $acked, lost: 0, restarts that replayed: $replays"
+echo "kill -9 cycles: $CYCLES (merge $MERGE$( ((${#WINDOW[@]})) && echo ', RAM window'), pool size $POOL_SIZE), acknowledged 4 KiB writes: $acked, lost: 0, restarts that replayed: $replays"

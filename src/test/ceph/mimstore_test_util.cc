@@ -62,6 +62,24 @@ void Conf::set(const std::string& k, const std::string& v)
   conf.apply_changes(nullptr);
 }
 
+const char* window_name(Window w)
+{
+  switch (w) {
+  case Window::Off: return "off";
+  case Window::Journal: return "on";
+  case Window::Ram: return "on_ram";
+  }
+  return "?";
+}
+
+void set_window(Conf& c, Window w)
+{
+  c.set("mimstore_merge", w == Window::Off ? "false" : "true");
+  if (w == Window::Ram) {
+    c.set("mimstore_merge_data_in_journal", "false");
+  }
+}
+
 Conf::~Conf()
 {
   auto& conf = g_ceph_context->_conf;

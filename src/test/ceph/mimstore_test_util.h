@@ -32,16 +32,33 @@ struct StoreDir {
   ~StoreDir();
 };
 
-/// Set config values for the lifetime of this object.
+/// Set config values for the lifetime of this object. Movable, not
+/// copyable: a copy would restore the old values while the other lives.
 class Conf {
  public:
   Conf(std::initializer_list<std::pair<std::string, std::string>> kv);
+  Conf(Conf&& o) noexcept : old(std::move(o.old)) { o.old.clear(); }
+  Conf(const Conf&) = delete;
+  Conf& operator=(const Conf&) = delete;
   ~Conf();
   void set(const std::string& k, const std::string& v);
 
  private:
   std::map<std::string, std::string> old;
 };
+
+/// The three ways a store runs, for suites parameterised over them:
+/// merging off, merging with the bytes only in the journal (the default),
+/// merging with the bytes in memory (the paper's window). Off and Journal
+/// keep the values, and so the seeds, of the older on/off suites.
+enum class Window { Off = 0, Journal = 1, Ram = 2 };
+
+/// "off", "on" (the default window), "on_ram": test-name suffixes.
+const char* window_name(Window w);
+
+/// Set mimstore_merge for w, and for Ram the bytes kept in memory;
+/// Journal leaves the default in place, so the suites run the default.
+void set_window(Conf& c, Window w);
 
 std::unique_ptr<ObjectStore> make_store(const StoreDir& d,
                                         const std::string& type = "mimstore");

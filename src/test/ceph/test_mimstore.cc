@@ -162,11 +162,18 @@ void remount_marking(ObjectStore* s, ObjectStore::CollectionHandle* ch,
 
 // ---------------------------------------------------------------------------
 
-class MIMStoreMerge : public ::testing::TestWithParam<bool> {};
+Conf window_conf(Window w)
+{
+  Conf c = base_conf(w != Window::Off);
+  set_window(c, w);
+  return c;
+}
+
+class MIMStoreMerge : public ::testing::TestWithParam<Window> {};
 
 TEST_P(MIMStoreMerge, MkfsMountWriteReadRemount)
 {
-  Conf c = base_conf(GetParam());
+  Conf c = window_conf(GetParam());
   StoreDir d;
   auto s = make_store(d);
   ASSERT_TRUE(s);
@@ -318,7 +325,7 @@ void expect_committed(ObjectStore* s, int last)
 // committed write is there.
 TEST_P(MIMStoreMerge, UncleanStopReplays)
 {
-  Conf c = base_conf(GetParam());
+  Conf c = window_conf(GetParam());
   long_intervals(c);
   StoreDir d;
   {
@@ -340,7 +347,7 @@ TEST_P(MIMStoreMerge, UncleanStopReplays)
 // Merging off, each mount writes its replay through and starts empty.
 TEST_P(MIMStoreMerge, ChainedUncleanStopsKeepOneWindow)
 {
-  Conf c = base_conf(GetParam());
+  Conf c = window_conf(GetParam());
   long_intervals(c);
   StoreDir d;
   {
@@ -353,7 +360,7 @@ TEST_P(MIMStoreMerge, ChainedUncleanStopsKeepOneWindow)
   auto s = make_store(d);
   ASSERT_EQ(0, s->mount());
   const int64_t replayed = perf_counter(s.get(), l_mimstore_replayed);
-  if (GetParam()) {
+  if (GetParam() != Window::Off) {
     EXPECT_GE(replayed, 300);
   } else {
     EXPECT_GE(replayed, 100);
@@ -367,9 +374,9 @@ TEST_P(MIMStoreMerge, ChainedUncleanStopsKeepOneWindow)
 // mimstore in between; the full observable state must be identical.
 TEST_P(MIMStoreMerge, DifferentialAgainstMemstore)
 {
-  Conf c = base_conf(GetParam());
+  Conf c = window_conf(GetParam());
   const char* env = getenv("MIMSTORE_TEST_SEED");
-  uint64_t seed = env ? strtoull(env, nullptr, 10) : 1234 + GetParam();
+  uint64_t seed = env ? strtoull(env, nullptr, 10) : 1234 + int(GetParam());
   SCOPED_TRACE("seed " + std::to_string(seed) +
                " (rerun with MIMSTORE_TEST_SEED)");
   StoreDir dm, dr;
@@ -432,9 +439,11 @@ TEST_P(MIMStoreMerge, DifferentialAgainstMemstore)
   ASSERT_EQ(0, mem->umount());
 }
 
-INSTANTIATE_TEST_SUITE_P(Merge, MIMStoreMerge, ::testing::Bool(),
+INSTANTIATE_TEST_SUITE_P(Merge, MIMStoreMerge,
+                         ::testing::Values(Window::Off, Window::Journal,
+                                           Window::Ram),
                          [](const auto& info) {
-                           return info.param ? "on" : "off";
+                           return window_name(info.param);
                          });
 
 // ---------------------------------------------------------------------------
@@ -972,65 +981,62 @@ TEST(MIMStoreJournalTools, DumpJournalListsUnreplayedEntries)
   EXPECT_EQ(0u, dumped_entries(dump).size()) << dump;
 }
 
-// Merging on, umount leaves the merge window in the journal and the next
-// mount indexes it again (its writes merged, not written through): across
-// two such stops the data reads back. write_back_all then leaves a clean
-// journal that replays nothing. Merging off, every umount is clean.
+// Merging on (either window), umount leaves the merge window in the
+// journal and the next mount indexes it again (its writes merged, not
+// written through): across two such stops the data reads back.
+// write_back_all then leaves a clean journal that replays nothing.
+// Merging off, every umount is clean.
 TEST_P(MIMStoreMerge, UmountKeepsTheWindowForTheNextMount)
 {
-  for (bool in_journal : {false, true}) {
-    SCOPED_TRACE(in_journal ? "data in the journal" : "data in memory");
-    Conf c = base_conf(GetParam());
-    long_intervals(c);
-    c.set("mimstore_merge_data_in_journal", in_journal ? "true" : "false");
-    const bool merge = GetParam();
-    StoreDir d;
-    auto s = make_store(d);
-    ObjectStore::CollectionHandle ch;
-    ASSERT_NO_FATAL_FAILURE(start_with_collection(s.get(), CID, &ch));
-    std::map<std::string, std::string> want;
-    auto write_round = [&](int round) {
-      for (int i = 0; i < 48; ++i) {
-        const std::string name = "o" + std::to_string(i % 6);
-        const uint64_t off = ((i * 5 + round) % 8) * 4096;
-        bufferlist bl = pattern(4096, char(round * 50 + i));
-        std::string& w = want[name];
-        if (w.size() < off + 4096) {
-          w.resize(off + 4096, '\0');
-        }
-        memcpy(w.data() + off, bl.c_str(), 4096);
-        Transaction t;
-        t.write(CID, obj(name), off, 4096, bl);
-        ASSERT_EQ(0, apply(s.get(), ch, std::move(t)));
+  Conf c = window_conf(GetParam());
+  long_intervals(c);
+  const bool merge = GetParam() != Window::Off;
+  StoreDir d;
+  auto s = make_store(d);
+  ObjectStore::CollectionHandle ch;
+  ASSERT_NO_FATAL_FAILURE(start_with_collection(s.get(), CID, &ch));
+  std::map<std::string, std::string> want;
+  auto write_round = [&](int round) {
+    for (int i = 0; i < 48; ++i) {
+      const std::string name = "o" + std::to_string(i % 6);
+      const uint64_t off = ((i * 5 + round) % 8) * 4096;
+      bufferlist bl = pattern(4096, char(round * 50 + i));
+      std::string& w = want[name];
+      if (w.size() < off + 4096) {
+        w.resize(off + 4096, '\0');
       }
-    };
-    auto remount_and_check = [&](bool write_back, bool expect_replay) {
-      ch.reset();
-      ASSERT_EQ(0, write_back ? write_back_and_umount(s.get()) : s->umount());
-      int r;
-      std::string dump = dump_journal_of(s.get(), &r);
-      ASSERT_EQ(0, r) << dump;
-      EXPECT_EQ(!expect_replay, dump_says_clean(dump)) << dump;
-      CounterMark m(s.get(), {l_mimstore_replayed, l_mimstore_merged});
-      ASSERT_EQ(0, s->mount());
-      EXPECT_EQ(expect_replay, m.since(l_mimstore_replayed) > 0);
-      // replayed writes go back into the cache, not to their files
-      EXPECT_EQ(expect_replay, m.since(l_mimstore_merged) > 0);
-      ch = s->open_collection(CID);
-      ASSERT_TRUE(ch);
-      for (const auto& [name, w] : want) {
-        ASSERT_EQ("", first_diff(w, read_all(s.get(), ch, obj(name))))
-          << name;
-      }
-    };
-    ASSERT_NO_FATAL_FAILURE(write_round(0));
-    ASSERT_NO_FATAL_FAILURE(remount_and_check(false, merge));
-    ASSERT_NO_FATAL_FAILURE(write_round(1));
-    ASSERT_NO_FATAL_FAILURE(remount_and_check(false, merge));
-    ASSERT_NO_FATAL_FAILURE(remount_and_check(true, false));
+      memcpy(w.data() + off, bl.c_str(), 4096);
+      Transaction t;
+      t.write(CID, obj(name), off, 4096, bl);
+      ASSERT_EQ(0, apply(s.get(), ch, std::move(t)));
+    }
+  };
+  auto remount_and_check = [&](bool write_back, bool expect_replay) {
     ch.reset();
-    ASSERT_EQ(0, s->umount());
-  }
+    ASSERT_EQ(0, write_back ? write_back_and_umount(s.get()) : s->umount());
+    int r;
+    std::string dump = dump_journal_of(s.get(), &r);
+    ASSERT_EQ(0, r) << dump;
+    EXPECT_EQ(!expect_replay, dump_says_clean(dump)) << dump;
+    CounterMark m(s.get(), {l_mimstore_replayed, l_mimstore_merged});
+    ASSERT_EQ(0, s->mount());
+    EXPECT_EQ(expect_replay, m.since(l_mimstore_replayed) > 0);
+    // replayed writes go back into the cache, not to their files
+    EXPECT_EQ(expect_replay, m.since(l_mimstore_merged) > 0);
+    ch = s->open_collection(CID);
+    ASSERT_TRUE(ch);
+    for (const auto& [name, w] : want) {
+      ASSERT_EQ("", first_diff(w, read_all(s.get(), ch, obj(name))))
+        << name;
+    }
+  };
+  ASSERT_NO_FATAL_FAILURE(write_round(0));
+  ASSERT_NO_FATAL_FAILURE(remount_and_check(false, merge));
+  ASSERT_NO_FATAL_FAILURE(write_round(1));
+  ASSERT_NO_FATAL_FAILURE(remount_and_check(false, merge));
+  ASSERT_NO_FATAL_FAILURE(remount_and_check(true, false));
+  ch.reset();
+  ASSERT_EQ(0, s->umount());
 }
 
 // An umount in the middle of a sweep: the sweep stops at the next object,

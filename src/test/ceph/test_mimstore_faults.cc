@@ -150,13 +150,21 @@ void expect_stop_keeps_acked(const std::string& spec, int n,
 
 }  // namespace
 
-class MIMStoreFault : public ::testing::TestWithParam<bool> {};
+class MIMStoreFault : public ::testing::TestWithParam<Window> {
+ protected:
+  static Conf conf()
+  {
+    Conf c = fault_conf(GetParam() != Window::Off);
+    set_window(c, GetParam());
+    return c;
+  }
+};
 
 // EIO on a journal write: the store stops (the write was never
 // acknowledged); everything acknowledged before is there after remount.
 TEST_P(MIMStoreFault, JournalWriteEIO)
 {
-  Conf c = fault_conf(GetParam());
+  Conf c = conf();
   int acked = 0;
   expect_stop_keeps_acked("fail=aio|write:journal:eio@40", 200,
                           "journal EIO", &acked);
@@ -167,14 +175,14 @@ TEST_P(MIMStoreFault, JournalWriteEIO)
 // store stops; replay restores everything acknowledged.
 TEST_P(MIMStoreFault, DataSyncEIO)
 {
-  Conf c = fault_conf(GetParam());
+  Conf c = conf();
   expect_stop_keeps_acked("fail=sync:/data/:eio@2", 400, "data sync EIO");
 }
 
 // EIO on an object file write (direct or during a flush).
 TEST_P(MIMStoreFault, DataWriteEIO)
 {
-  Conf c = fault_conf(GetParam());
+  Conf c = conf();
   expect_stop_keeps_acked("fail=write:/objects/:eio@3", 400,
                           "data write EIO");
 }
@@ -183,14 +191,16 @@ TEST_P(MIMStoreFault, DataWriteEIO)
 // room (here: the fault is gone at remount).
 TEST_P(MIMStoreFault, DataWriteENOSPC)
 {
-  Conf c = fault_conf(GetParam());
+  Conf c = conf();
   expect_stop_keeps_acked("fail=write:/objects/:enospc@3+", 400,
                           "data write ENOSPC");
 }
 
-INSTANTIATE_TEST_SUITE_P(Merge, MIMStoreFault, ::testing::Bool(),
+INSTANTIATE_TEST_SUITE_P(Merge, MIMStoreFault,
+                         ::testing::Values(Window::Off, Window::Journal,
+                                           Window::Ram),
                          [](const auto& info) {
-                           return info.param ? "on" : "off";
+                           return window_name(info.param);
                          });
 
 // A really full data filesystem (a small tmpfs): the store stops before

@@ -29,6 +29,9 @@
  *   SmallTxnsDoNotStallJournal     small omap-only transactions behind one
  *                                  cached write free the journal by a
  *                                  freeze, not by the time threshold
+ *
+ * Each runs in the three windows of mimstore_test_util.h's Window: merging
+ * off, on (merged bytes only in the journal, the default) and on_ram.
  */
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -53,15 +56,16 @@ namespace {
 
 /// Long intervals: after a kill, the cache and the journal still hold what
 /// the test wrote, and the checkpoint has not moved past it.
-Conf slow_conf(bool merge)
+Conf slow_conf(Window w)
 {
-  return Conf({{"mimstore_merge", merge ? "true" : "false"},
-               {"osd_journal_size", "64"},
+  Conf c({{"osd_journal_size", "64"},
                {"mimstore_journal_throughput", "1000000000"},
                {"mimstore_sync_interval", "30"},
                {"mimstore_min_sync_interval", "0.01"},
                {"mimstore_max_flush_interval", "30"},
                {"mimstore_journal_max_batch_bytes", "1048576"}});
+  set_window(c, w);
+  return c;
 }
 
 ghobject_t obj(const std::string& name, uint32_t hash)
@@ -165,7 +169,7 @@ void create_then_checkpoint(std::unique_ptr<ObjectStore>& s, const coll_t& C,
 
 }  // namespace
 
-class MIMStoreOpsCrash : public ::testing::TestWithParam<bool> {};
+class MIMStoreOpsCrash : public ::testing::TestWithParam<Window> {};
 
 // Finding 1 of issue 11: merge guarded the destination while its cached
 // writes were only in memory; replay then skipped them.
@@ -258,12 +262,12 @@ TEST_P(MIMStoreOpsCrash, MergeSourceNotRecreated)
 // before the checkpoint and again after it moves to the destination; the
 // replay must finish the split with X whole.
 class MIMStoreSplitCrash
-  : public ::testing::TestWithParam<std::tuple<bool, const char*>> {};
+  : public ::testing::TestWithParam<std::tuple<Window, const char*>> {};
 
 TEST_P(MIMStoreSplitCrash, ReplayFinishesSplit)
 {
-  auto [merge, point] = GetParam();
-  Conf c = slow_conf(merge);
+  auto [window, point] = GetParam();
+  Conf c = slow_conf(window);
   StoreDir d;
   const coll_t C = pg(0), D = pg(2);
   const ghobject_t X = obj("x", 2), Z = obj("z", 0);
@@ -302,7 +306,8 @@ TEST_P(MIMStoreSplitCrash, ReplayFinishesSplit)
 
 INSTANTIATE_TEST_SUITE_P(
   Points, MIMStoreSplitCrash,
-  ::testing::Combine(::testing::Bool(),
+  ::testing::Combine(::testing::Values(Window::Off, Window::Journal,
+                                       Window::Ram),
                      ::testing::Values("split:guarded", "move:object",
                                        "split:moved", "split:dest-closed")),
   [](const auto& info) {
@@ -312,18 +317,18 @@ INSTANTIATE_TEST_SUITE_P(
         ch = '_';
       }
     }
-    return std::string(std::get<0>(info.param) ? "on_" : "off_") + p;
+    return std::string(window_name(std::get<0>(info.param))) + "_" + p;
   });
 
 // The same for a merge: C (with X, written before and after the
 // checkpoint, and a cached write to D's Y) merged into D.
 class MIMStoreMergeCrash
-  : public ::testing::TestWithParam<std::tuple<bool, const char*>> {};
+  : public ::testing::TestWithParam<std::tuple<Window, const char*>> {};
 
 TEST_P(MIMStoreMergeCrash, ReplayFinishesMerge)
 {
-  auto [merge, point] = GetParam();
-  Conf c = slow_conf(merge);
+  auto [window, point] = GetParam();
+  Conf c = slow_conf(window);
   StoreDir d;
   const coll_t D = pg(0), C = pg(2);
   const ghobject_t X = obj("x", 2), Y = obj("y", 0);
@@ -369,7 +374,8 @@ TEST_P(MIMStoreMergeCrash, ReplayFinishesMerge)
 
 INSTANTIATE_TEST_SUITE_P(
   Points, MIMStoreMergeCrash,
-  ::testing::Combine(::testing::Bool(),
+  ::testing::Combine(::testing::Values(Window::Off, Window::Journal,
+                                       Window::Ram),
                      ::testing::Values("merge:guarded", "move:object",
                                        "merge:tombstone", "merge:removed")),
   [](const auto& info) {
@@ -379,7 +385,7 @@ INSTANTIATE_TEST_SUITE_P(
         ch = '_';
       }
     }
-    return std::string(std::get<0>(info.param) ? "on_" : "off_") + p;
+    return std::string(window_name(std::get<0>(info.param))) + "_" + p;
   });
 
 // Finding 3: clone A->B, then A and B removed (snapshot trim) and the
@@ -574,44 +580,54 @@ TEST_P(MIMStoreOpsCrash, CreateWithoutBirthMarkIsMadeAgain)
 
 // Finding 5: one cached write, then small omap-only transactions, one per
 // journal batch (each padded to a block), more than the journal holds. The
-// journal pressure must freeze the generation that holds the checkpoint;
-// it used to compare payload bytes and only sync, and clients stalled until
-// the time threshold (here 20 s, which the test's counters would show).
+// generation that holds the checkpoint must be frozen before the time
+// threshold (here 20 s, which the test's counters would show): with the
+// bytes in memory by journal pressure (it used to compare payload bytes
+// and only sync, and clients stalled until the time threshold); with the
+// bytes in the journal by the generation's journal share (the space
+// threshold), which comes first.
 TEST(MIMStoreJournalPressure, SmallTxnsDoNotStallJournal)
 {
-  Conf c({{"mimstore_merge", "true"},
-          {"osd_journal_size", "16"},
-          {"mimstore_journal_throughput", "1000000000"},
-          {"mimstore_sync_interval", "0.05"},
-          {"mimstore_min_sync_interval", "0.01"},
-          {"mimstore_max_flush_interval", "20"},
-          {"mimstore_backoff_max_delay", "0"},
-          {"mimstore_journal_max_batch_bytes", "262144"}});
-  StoreDir d;
-  const coll_t C = pg(0);
-  auto s = make_store(d);
-  ObjectStore::CollectionHandle ch;
-  ASSERT_NO_FATAL_FAILURE(start_with_collection(s.get(), C, &ch));
-  {
-    Transaction t;
-    t.write(C, obj("cached", 0), 0, 4096, fill(4096, 'c'));
-    t.touch(C, obj("meta", 0));
-    ASSERT_EQ(0, apply(s.get(), ch, std::move(t)));
+  for (Window w : {Window::Ram, Window::Journal}) {
+    SCOPED_TRACE(window_name(w));
+    Conf c({{"osd_journal_size", "16"},
+            {"mimstore_journal_throughput", "1000000000"},
+            {"mimstore_sync_interval", "0.05"},
+            {"mimstore_min_sync_interval", "0.01"},
+            {"mimstore_max_flush_interval", "20"},
+            {"mimstore_backoff_max_delay", "0"},
+            {"mimstore_journal_max_batch_bytes", "262144"}});
+    set_window(c, w);
+    StoreDir d;
+    const coll_t C = pg(0);
+    auto s = make_store(d);
+    ObjectStore::CollectionHandle ch;
+    ASSERT_NO_FATAL_FAILURE(start_with_collection(s.get(), C, &ch));
+    {
+      Transaction t;
+      t.write(C, obj("cached", 0), 0, 4096, fill(4096, 'c'));
+      t.touch(C, obj("meta", 0));
+      ASSERT_EQ(0, apply(s.get(), ch, std::move(t)));
+    }
+    const int n = 2 * (16 << 20) / 4096;  // twice the journal in blocks
+    for (int i = 0; i < n; ++i) {
+      Transaction t;
+      t.omap_setkeys(C, obj("meta", 0), {{"k" + stringify(i % 64),
+                                          fill(16, 'v')}});
+      ASSERT_EQ(0, apply(s.get(), ch, std::move(t)));
+    }
+    EXPECT_GT(perf_counter(s.get(), w == Window::Ram ? l_mimstore_flush_journal
+                                                     : l_mimstore_flush_space),
+              0);
+    EXPECT_EQ(0, perf_counter(s.get(), l_mimstore_flush_time));
+    ch.reset();
+    ASSERT_EQ(0, s->umount());
   }
-  const int n = 2 * (16 << 20) / 4096;  // twice the journal in blocks
-  for (int i = 0; i < n; ++i) {
-    Transaction t;
-    t.omap_setkeys(C, obj("meta", 0), {{"k" + stringify(i % 64),
-                                        fill(16, 'v')}});
-    ASSERT_EQ(0, apply(s.get(), ch, std::move(t)));
-  }
-  EXPECT_GT(perf_counter(s.get(), l_mimstore_flush_journal), 0);
-  EXPECT_EQ(0, perf_counter(s.get(), l_mimstore_flush_time));
-  ch.reset();
-  ASSERT_EQ(0, s->umount());
 }
 
-INSTANTIATE_TEST_SUITE_P(Merge, MIMStoreOpsCrash, ::testing::Bool(),
+INSTANTIATE_TEST_SUITE_P(Merge, MIMStoreOpsCrash,
+                         ::testing::Values(Window::Off, Window::Journal,
+                                           Window::Ram),
                          [](const auto& info) {
-                           return info.param ? "on" : "off";
+                           return window_name(info.param);
                          });
