@@ -172,8 +172,8 @@ if [ -z "$ceph_tier_reason" ]; then
          --mimstore_journal_throughput=1000000000 \
          --log-file="$TESTDIR/objectstore-$merge-$jdata.log" --debug-mimstore=5)
     }
-    run_step "ceph_test_objectstore on mimstore, merge on" objectstore_suite true
-    run_step "ceph_test_objectstore on mimstore, merge on, data in the journal" \
+    run_step "ceph_test_objectstore on mimstore, merge on, data in memory (the RAM window)" objectstore_suite true
+    run_step "ceph_test_objectstore on mimstore, merge on, data in the journal (the default)" \
       objectstore_suite true true
     run_step "ceph_test_objectstore on mimstore, merge off" objectstore_suite false
     run_step "ops crash tests (death inside split, merge, rename; clone replay)" \
