@@ -53,6 +53,10 @@ class Conf {
 /// keep the values, and so the seeds, of the older on/off suites.
 enum class Window { Off = 0, Journal = 1, Ram = 2 };
 
+/// All three, for ::testing::ValuesIn.
+inline constexpr Window kWindows[] = {Window::Off, Window::Journal,
+                                      Window::Ram};
+
 /// "off", "on" (the default window), "on_ram": test-name suffixes.
 const char* window_name(Window w);
 

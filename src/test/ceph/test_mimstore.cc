@@ -440,8 +440,7 @@ TEST_P(MIMStoreMerge, DifferentialAgainstMemstore)
 }
 
 INSTANTIATE_TEST_SUITE_P(Merge, MIMStoreMerge,
-                         ::testing::Values(Window::Off, Window::Journal,
-                                           Window::Ram),
+                         ::testing::ValuesIn(kWindows),
                          [](const auto& info) {
                            return window_name(info.param);
                          });

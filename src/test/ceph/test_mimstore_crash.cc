@@ -65,8 +65,10 @@ uint64_t env_u64(const char* name, uint64_t dflt)
   return v ? strtoull(v, nullptr, 10) : dflt;
 }
 
-/// What a crash loop runs: merging off, on, or on with the merged data kept
-/// only in a journal of 512-byte blocks (reads and write back from there).
+/// What a crash loop runs: merging off, on with the merged data in memory
+/// (set explicitly: the default keeps it in the journal), or on with the
+/// merged data only in a journal of 512-byte blocks (reads and write back
+/// from there).
 enum class CrashMode { MERGE_OFF, MERGE_ON, JOURNAL_DATA_512 };
 
 const char* mode_name(CrashMode m)

@@ -197,8 +197,7 @@ TEST_P(MIMStoreFault, DataWriteENOSPC)
 }
 
 INSTANTIATE_TEST_SUITE_P(Merge, MIMStoreFault,
-                         ::testing::Values(Window::Off, Window::Journal,
-                                           Window::Ram),
+                         ::testing::ValuesIn(kWindows),
                          [](const auto& info) {
                            return window_name(info.param);
                          });

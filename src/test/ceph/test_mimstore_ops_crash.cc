@@ -59,11 +59,11 @@ namespace {
 Conf slow_conf(Window w)
 {
   Conf c({{"osd_journal_size", "64"},
-               {"mimstore_journal_throughput", "1000000000"},
-               {"mimstore_sync_interval", "30"},
-               {"mimstore_min_sync_interval", "0.01"},
-               {"mimstore_max_flush_interval", "30"},
-               {"mimstore_journal_max_batch_bytes", "1048576"}});
+          {"mimstore_journal_throughput", "1000000000"},
+          {"mimstore_sync_interval", "30"},
+          {"mimstore_min_sync_interval", "0.01"},
+          {"mimstore_max_flush_interval", "30"},
+          {"mimstore_journal_max_batch_bytes", "1048576"}});
   set_window(c, w);
   return c;
 }
@@ -306,8 +306,7 @@ TEST_P(MIMStoreSplitCrash, ReplayFinishesSplit)
 
 INSTANTIATE_TEST_SUITE_P(
   Points, MIMStoreSplitCrash,
-  ::testing::Combine(::testing::Values(Window::Off, Window::Journal,
-                                       Window::Ram),
+  ::testing::Combine(::testing::ValuesIn(kWindows),
                      ::testing::Values("split:guarded", "move:object",
                                        "split:moved", "split:dest-closed")),
   [](const auto& info) {
@@ -374,8 +373,7 @@ TEST_P(MIMStoreMergeCrash, ReplayFinishesMerge)
 
 INSTANTIATE_TEST_SUITE_P(
   Points, MIMStoreMergeCrash,
-  ::testing::Combine(::testing::Values(Window::Off, Window::Journal,
-                                       Window::Ram),
+  ::testing::Combine(::testing::ValuesIn(kWindows),
                      ::testing::Values("merge:guarded", "move:object",
                                        "merge:tombstone", "merge:removed")),
   [](const auto& info) {
@@ -626,8 +624,7 @@ TEST(MIMStoreJournalPressure, SmallTxnsDoNotStallJournal)
 }
 
 INSTANTIATE_TEST_SUITE_P(Merge, MIMStoreOpsCrash,
-                         ::testing::Values(Window::Off, Window::Journal,
-                                           Window::Ram),
+                         ::testing::ValuesIn(kWindows),
                          [](const auto& info) {
                            return window_name(info.param);
                          });
