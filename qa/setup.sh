@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # qa/setup.sh - make a Debian 12 machine ready for mimstore: the packages the
 # benchmark harness needs, the packages to build Ceph, and the patched lean
-# Ceph Reef build with mimstore (cmake/ceph-build.sh: about 70 minutes on 2
+# Ceph Reef build with mimstore (cmake/ceph-build.sh: 1.5 to 2.5 hours on 2
 # cores the first time, an incremental build after that).
 #
 #   qa/setup.sh                  packages and the Ceph build
