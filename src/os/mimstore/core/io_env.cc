@@ -118,8 +118,9 @@ class PosixIoEnv : public IoEnv {
   void explain_direct_einval(int fd, const char* op, uint64_t off,
                              const struct iovec* iov, int iovcnt);
   /// Whether every page of [off, off + len) is in the page cache, asked
-  /// with mincore(2) on a mapping of the range: 1, 0, or -errno. Clipped
-  /// at the end of the file (*len is cut to it).
+  /// with mincore(2) on a mapping of the range: 1, 0, -EOPNOTSUPP where
+  /// the file cannot be mapped, or -errno. Clipped at the end of the file
+  /// (*len is cut to it).
   int range_resident(int fd, uint64_t off, size_t* len);
   /// pread and pread_cached: the whole range, or to the end of the file;
   /// with RWF_NOWAIT, -EAGAIN at the first page not in memory.
@@ -236,15 +237,16 @@ ssize_t PosixIoEnv::pread_cached(int fd, void* buf, size_t len,
 {
   // RWF_NOWAIT alone is not a probe: on a miss the kernel starts the
   // readahead for the range (filemap_get_pages) before it answers -EAGAIN,
-  // so every "not cached" answer cost the HDD a read nobody used (at 64
-  // GiB, 11.7 GB read for 3.8 GB written back). mincore(2) asks without
-  // I/O; the read keeps RWF_NOWAIT for a page dropped in between.
+  // so a "not cached" answer costs the disk a read nobody uses (most
+  // likely the reads of the 64 GiB sweep's write-only runs, docs/store.md).
+  // mincore(2) asks without I/O; the read keeps RWF_NOWAIT for a page
+  // dropped in between, and is the whole probe where mapping fails.
   int r = range_resident(fd, off, &len);
-  if (r < 0) {
-    return r;
-  }
   if (r == 0) {
     return -EAGAIN;
+  }
+  if (r < 0 && r != -EOPNOTSUPP) {
+    return r;
   }
   return read_loop(fd, buf, len, off, RWF_NOWAIT);
 }
