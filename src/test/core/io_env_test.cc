@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -21,6 +22,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <set>
 #include <string>
@@ -148,6 +150,83 @@ TEST_F(IoEnvTest, PreadCachedReadsOnlyWhatIsInMemory)
   ASSERT_EQ(ssize_t(data.size()), env->pread(fd, again.data(), again.size(), 0));
   EXPECT_EQ(ssize_t(data.size()),
             env->pread_cached(fd, again.data(), again.size(), 0));
+  EXPECT_EQ(0, env->close(fd));
+}
+
+/// Pages of fd's first len bytes in the page cache (mincore(2)).
+static int resident_pages(int fd, size_t len)
+{
+  void* m = mmap(nullptr, len, PROT_READ, MAP_SHARED, fd, 0);
+  if (m == MAP_FAILED) {
+    return -errno;
+  }
+  const size_t page = sysconf(_SC_PAGESIZE);
+  std::vector<unsigned char> vec((len + page - 1) / page);
+  int r = mincore(m, len, vec.data());
+  munmap(m, len);
+  if (r < 0) {
+    return -errno;
+  }
+  return std::count_if(vec.begin(), vec.end(),
+                       [](unsigned char v) { return v & 1; });
+}
+
+/// Bytes this thread has had read from storage (/proc/thread-self/io,
+/// counted when the read is submitted), or -1 where the kernel does not say.
+static long long thread_read_bytes()
+{
+  std::ifstream io("/proc/thread-self/io");
+  std::string key;
+  long long v;
+  while (io >> key >> v) {
+    if (key == "read_bytes:") {
+      return v;
+    }
+  }
+  return -1;
+}
+
+TEST_F(IoEnvTest, PreadCachedDoesNotReadFromTheDevice)
+{
+  // The flush asks for gaps with pread_cached to avoid a disk read; a probe
+  // that misses must not start one either (preadv2 RWF_NOWAIT does: it
+  // submits the readahead before it answers -EAGAIN).
+  const size_t len = 1 << 20;
+  int fd;
+  ASSERT_EQ(0, env->open(path("cold"), O_RDWR | O_CREAT, 0644, &fd));
+  std::string data(len, 'd');
+  ASSERT_EQ(ssize_t(len), env->pwrite(fd, data.data(), len, 0));
+  ASSERT_EQ(0, env->fsync(fd));
+  ASSERT_EQ(0, posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED));
+  const int before = resident_pages(fd, len);
+  ASSERT_GE(before, 0) << "mincore: " << strerror(-before);
+  if (before > 0) {
+    GTEST_SKIP() << dir << " kept " << before << " pages after "
+                 << "POSIX_FADV_DONTNEED: cannot start from a cold file";
+  }
+  const long long read0 = thread_read_bytes();
+  if (read0 < 0) {
+    GTEST_SKIP() << "no read_bytes in /proc/thread-self/io";
+  }
+  std::string out(4096, '?');
+  EXPECT_EQ(-EAGAIN, env->pread_cached(fd, out.data(), out.size(), len / 2));
+  EXPECT_EQ(read0, thread_read_bytes())
+    << "the probe of a cold range read from the device";
+  // A range cached in part is not cached, and its probe reads none of the
+  // rest. (The plain read's readahead decides how far the cached part
+  // goes: the probe straddles its end.)
+  ASSERT_EQ(4096, env->pread(fd, out.data(), 4096, 0));
+  const int cached = resident_pages(fd, len);
+  ASSERT_GT(cached, 0);
+  if (size_t(cached) * 4096 < len) {
+    std::string two(8192, '?');
+    const long long read1 = thread_read_bytes();
+    EXPECT_EQ(-EAGAIN,
+              env->pread_cached(fd, two.data(), two.size(),
+                                uint64_t(cached - 1) * 4096));
+    EXPECT_EQ(read1, thread_read_bytes())
+      << "the probe of a range cached in part read from the device";
+  }
   EXPECT_EQ(0, env->close(fd));
 }
 

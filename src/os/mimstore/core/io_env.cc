@@ -15,6 +15,8 @@
 #include <linux/fiemap.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -27,6 +29,7 @@
 #include <cstring>
 #include <iostream>
 #include <mutex>
+#include <vector>
 
 namespace mim {
 
@@ -114,6 +117,11 @@ class PosixIoEnv : public IoEnv {
 
   void explain_direct_einval(int fd, const char* op, uint64_t off,
                              const struct iovec* iov, int iovcnt);
+  /// Whether every page of [off, off + len) is in the page cache, asked
+  /// with mincore(2) on a mapping of the range: 1, 0, -EOPNOTSUPP where
+  /// the file cannot be mapped, or -errno. Clipped at the end of the file
+  /// (*len is cut to it).
+  int range_resident(int fd, uint64_t off, size_t* len);
   /// pread and pread_cached: the whole range, or to the end of the file;
   /// with RWF_NOWAIT, -EAGAIN at the first page not in memory.
   ssize_t read_loop(int fd, void* buf, size_t len, uint64_t off, int flags);
@@ -227,7 +235,51 @@ ssize_t PosixIoEnv::pread(int fd, void* buf, size_t len, uint64_t off)
 ssize_t PosixIoEnv::pread_cached(int fd, void* buf, size_t len,
                                  uint64_t off)
 {
+  // RWF_NOWAIT alone is not a probe: on a miss the kernel starts the
+  // readahead for the range (filemap_get_pages) before it answers -EAGAIN,
+  // so a "not cached" answer costs the disk a read nobody uses (most
+  // likely the reads of the 64 GiB sweep's write-only runs, docs/store.md).
+  // mincore(2) asks without I/O; the read keeps RWF_NOWAIT for a page
+  // dropped in between, and is the whole probe where mapping fails.
+  int r = range_resident(fd, off, &len);
+  if (r == 0) {
+    return -EAGAIN;
+  }
+  if (r < 0 && r != -EOPNOTSUPP) {
+    return r;
+  }
   return read_loop(fd, buf, len, off, RWF_NOWAIT);
+}
+
+int PosixIoEnv::range_resident(int fd, uint64_t off, size_t* len)
+{
+  struct stat st;
+  if (::fstat(fd, &st) < 0) {
+    return -errno;
+  }
+  const uint64_t size = st.st_size;
+  if (off >= size || *len == 0) {
+    *len = 0;
+    return 1;  // nothing to read: end of file
+  }
+  *len = std::min<uint64_t>(*len, size - off);
+  static const uint64_t page = ::sysconf(_SC_PAGESIZE);
+  const uint64_t start = off / page * page;
+  const uint64_t end = off + *len;
+  const size_t maplen = end - start;
+  void* m = ::mmap(nullptr, maplen, PROT_READ, MAP_SHARED, fd, start);
+  if (m == MAP_FAILED) {
+    // A file system that cannot map the file cannot be asked either.
+    return errno == ENODEV || errno == EACCES ? -EOPNOTSUPP : -errno;
+  }
+  std::vector<unsigned char> vec((maplen + page - 1) / page);
+  int r = ::mincore(m, maplen, vec.data()) < 0 ? -errno : 1;
+  ::munmap(m, maplen);
+  if (r == 1 && std::any_of(vec.begin(), vec.end(),
+                            [](unsigned char v) { return !(v & 1); })) {
+    r = 0;
+  }
+  return r;
 }
 
 ssize_t PosixIoEnv::read_loop(int fd, void* buf, size_t len, uint64_t off,
