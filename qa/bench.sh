@@ -30,6 +30,11 @@
 #                               fileserver  (qa/fsworkload.py, 16 / 50 threads) on
 #                                           XFS on the RBD image through rbd-fuse;
 #                                           IOPS = flowops/s; image 3G or more
+#   --fs-client-mem SZ        the filesystem workloads' client is a machine with
+#                             SZ of memory (1G): the driver in a memory cgroup
+#                             of SZ, at most SZ/5 dirty on the filesystem's
+#                             device (a VM's dirty_ratio); 0 = this host's page
+#                             cache (24 GiB: FileServer never reaches the store)
 #   --size S[,S...]           block sizes (4k; only sequential writes: 4m)
 #   --threads T[,T...]        outstanding writes = paper "threads" (8); fio rbd
 #                             is asynchronous: one job, iodepth=T
@@ -118,6 +123,7 @@ matrix=0
 runtime=""
 warmup=""
 image_size=2G
+fs_client_mem=1G
 osds=1
 pool_size=1
 pg_num=""
@@ -155,6 +161,7 @@ while (($#)); do
     --runtime) runtime=$2; shift 2 ;;
     --warmup) warmup=$2; shift 2 ;;
     --image-size) image_size=$2; shift 2 ;;
+    --fs-client-mem) fs_client_mem=$2; shift 2 ;;
     --osds) osds=$2; shift 2 ;;
     --pool-size) pool_size=$2; shift 2 ;;
     --pg-num) pg_num=$2; shift 2 ;;
@@ -210,6 +217,11 @@ TB_HDD_WIOPS=$hdd_iops TB_HDD_RIOPS=$hdd_iops
 # shellcheck disable=SC2034
 TB_HDD_WBPS=$((hdd_mbps * 1000000)) TB_HDD_RBPS=$((hdd_mbps * 1000000))
 image_bytes=$(to_bytes "$image_size")
+[[ $fs_client_mem == 0 || $fs_client_mem =~ ^[0-9]+[KMGkmg]?$ ]] ||
+  die "--fs-client-mem takes a size (e.g. 1G) or 0 (the host's page cache), not '$fs_client_mem'"
+fs_client_bytes=$(to_bytes "$fs_client_mem")
+((fs_client_bytes == 0 || fs_client_bytes >= 256 << 20)) ||
+  die "--fs-client-mem $fs_client_mem is too small for the workload's driver (50 threads of Python and their files): 256M or more, or 0"
 
 # Workload list: "rw bs threads dist" per line.
 wl_fs() { [[ $1 == varmail || $1 == fileserver ]]; }
@@ -257,6 +269,10 @@ for w in "${workloads[@]}"; do wl_fs "${w%% *}" && fs_wanted=1; done
 if ((fs_wanted)) && ((image_bytes < 3 << 30)); then
   die "the filesystem workloads need --image-size 3G or more (their fileset holds up to 1.5 GiB on XFS); this run: $image_size"
 fi
+if ((fs_wanted)); then
+  if ((fs_client_bytes)); then fs_client_label="client memory ${fs_client_mem} (memory cgroup), at most $((fs_client_bytes / 5 >> 20)) MiB dirty"
+  else fs_client_label="client memory unbounded (the host's page cache)"; fi
+fi
 
 wl_name() {  # rw bs threads dist -> randwrite-4k-t8-uniform, randrw:50 -> randrw50-...
   if [[ $2 == - ]]; then echo "$1"; return; fi    # a filesystem workload
@@ -274,6 +290,7 @@ log "workloads: $(for w in "${workloads[@]}"; do read -r a b c d <<<"$w"; printf
 log "each: ${warmup} s warm-up (fixed, excluded) + ${runtime} s measured; image ${image_size} prefilled;" \
     "${osds} OSD(s), pool size ${pool_size}, ${pg_num} PGs, PG log $( ((pg_log)) && echo "$pg_log entries per PG" || echo "Ceph's defaults")"
 log "HDD: $(tb_hdd_label); NVMe: ${TB_NVME_SIZE} tmpfs loop per OSD"
+if ((fs_wanted)); then log "filesystem workloads: $fs_client_label"; fi
 [[ $hdd == emu ]] && log "HDD: mkfs, image prefill and settle in fast mode (not charged); every measurement timed"
 log "estimated duration: ~$((total_s / 60)) min; results: $results"
 ((dry)) && exit 0
@@ -351,6 +368,7 @@ env = {
   "osds": $osds, "pool_size": $pool_size, "pg_num": $pg_num, "pg_log": $pg_log, "image_size": "$image_size",
   "runtime_s": $runtime, "warmup_s": $warmup, "hdd_model": "$hdd_model",
   "profiles": "${profiles[*]}".split(),
+  "fs_client": "${fs_client_label:-}" or None,
 }
 json.dump(env, open(sys.argv[1], "w"), indent=1)
 EOF
@@ -489,10 +507,12 @@ run_workload() {   # profile rw bs threads dist
         --argjson runtime "$runtime" --argjson warmup "$warmup" --arg img "$image_size" \
         --argjson osds "$osds" --argjson ps "$pool_size" --argjson pg "$pg_num" \
         --slurpfile devs "$TB_DIR/devices.json" --arg osdpids "$CLUSTER_OSD_PIDS" \
+        --argjson cmem "$(wl_fs "$wrw" && echo "$fs_client_bytes" || echo null)" \
         --arg rule "fixed: the first ${warmup} s of each workload (fio ramp_time) are excluded" \
     '{profile: $p, description: $desc, osds: $osds, pool_size: $ps, pg_num: $pg,
       workload: {name: $name, rw: $rw, bs: $bs, threads: $t, distribution: $d,
-                 runtime: $runtime, warmup: $warmup, image_size: $img},
+                 runtime: $runtime, warmup: $warmup, image_size: $img,
+                 client_mem_bytes: $cmem},
       warmup_rule: $rule, devices: $devs[0], osd_pids: $osdpids}' >"$dir/meta.json"
 
   if wl_fs "$wrw"; then
@@ -504,6 +524,7 @@ run_workload() {   # profile rw bs threads dist
     sync
     settle
     tb_hdd_fast off
+    rbdfs_client_limit "$fs_client_bytes"   # after the fileset: only the run is a bounded client
   fi
   tb_hdd_assert_timed   # no measurement on an emulated disk in fast mode
   for w in "${TB_HDD_DEVS[@]}" "${TB_NVME_DEVS[@]}" "${TB_WAL_DEVS[@]}" "${TB_DB_DEVS[@]}"; do devs+=(--dev "$(basename "$w")"); done
@@ -550,7 +571,7 @@ run_workload() {   # profile rw bs threads dist
   # analyze.py counts the per-second series from it, so the series adds up
   # to fio's total exactly (fio's averaged logs do not).
   if wl_fs "$wrw"; then
-    "$PY" "$QA_DIR/fsworkload.py" run --dir "$RBDFS_MNT/fileset" --personality "$wrw" \
+    rbdfs_client_exec "$PY" "$QA_DIR/fsworkload.py" run --dir "$RBDFS_MNT/fileset" --personality "$wrw" \
       --warmup "$warmup" --runtime "$runtime" --out "$dir/fsworkload.json" 2>"$dir/fsworkload.stderr" >&2 || rc=$?
   else
     # A cluster that stops completing I/O (a PG left laggy, an OSD wedged)

@@ -17,6 +17,10 @@ RBDFS_FUSE_MNT=""    # rbd-fuse mount point
 RBDFS_MNT=""         # the XFS mount point (the workload's directory)
 RBDFS_LOOP=""
 RBDFS_PID=""
+# The client's memory (rbdfs_client_limit): a cgroup-v1 memory cgroup for the
+# workload's driver, and the loop device's per-device dirty limit.
+RBDFS_CGROUP=/sys/fs/cgroup/memory/mimstore-fsclient
+RBDFS_CLIENT_MEM=0   # bytes; 0 = no bound (the host's page cache)
 
 # rbdfs_up CONF POOL IMAGE: mount IMAGE with rbd-fuse, attach a loop device
 # with direct I/O to it, make XFS, mount it at $TB_DIR/mnt/rbdfs.
@@ -47,6 +51,57 @@ rbdfs_up() {
   log "filesystem on RBD: XFS on $RBDFS_LOOP (direct I/O) on rbd-fuse $RBDFS_FUSE_MNT/$image, at $RBDFS_MNT"
 }
 
+# rbdfs_client_limit BYTES: make the client a machine with BYTES of memory,
+# as a VM on RBD is. Without it the workload runs in this host's page cache
+# (24 GiB here): FileServer, which never fsyncs, then writes ~1 % of its
+# writes to the store in a minute and reads its fileset from memory. With it:
+#   - the driver (rbdfs_client_exec) runs in a memory cgroup of BYTES: its
+#     page cache, file data read and written, is bounded;
+#   - the XFS's loop device may hold at most BYTES/5 dirty (strict_limit:
+#     throttled at its own limit even while the host is far below its
+#     dirty_ratio), a VM's dirty_ratio of 20 %. The cgroup-v1 memory
+#     controller does not throttle writers on their own dirty pages; this is
+#     what keeps reclaim from finding the cgroup all dirty.
+# 0: no bound. After rbdfs_up; rbdfs_down undoes both.
+rbdfs_client_limit() {
+  local bytes=$1 bdi
+  RBDFS_CLIENT_MEM=$bytes
+  ((bytes > 0)) || return 0
+  bdi=/sys/block/$(basename "$RBDFS_LOOP")/bdi
+  [[ -w $bdi/max_bytes && -w $bdi/strict_limit ]] ||
+    die "no per-device dirty limit at $bdi (needs Linux 6.2 or later); run with --fs-client-mem 0 to use the host's page cache"
+  { echo $((bytes / 5)) >"$bdi/max_bytes" && echo 1 >"$bdi/strict_limit"; } ||
+    die "cannot set the dirty limit of $RBDFS_LOOP ($bdi)"
+  [[ -d ${RBDFS_CGROUP%/*} ]] ||
+    die "no cgroup-v1 memory controller at ${RBDFS_CGROUP%/*}; run with --fs-client-mem 0 to use the host's page cache"
+  { mkdir -p "$RBDFS_CGROUP" && echo "$bytes" >"$RBDFS_CGROUP/memory.limit_in_bytes"; } ||
+    die "cannot make the memory cgroup $RBDFS_CGROUP of $bytes bytes"
+  _tb_rec cgroup "$RBDFS_CGROUP"
+  log "client memory: $((bytes >> 20)) MiB (memory cgroup $RBDFS_CGROUP), at most $((bytes / 5 >> 20)) MiB dirty on $RBDFS_LOOP"
+}
+
+# rbdfs_client_exec CMD...: run CMD as the client (in its memory cgroup, if any).
+rbdfs_client_exec() {
+  (
+    if ((RBDFS_CLIENT_MEM > 0)); then echo "$BASHPID" >"$RBDFS_CGROUP/cgroup.procs"; fi
+    exec "$@"
+  )
+}
+
+# _rbdfs_unlimit: undo rbdfs_client_limit (the loop device outlives the run:
+# the next user of it must not find our dirty limit).
+_rbdfs_unlimit() {
+  local bdi
+  if [[ -n $RBDFS_LOOP ]]; then
+    bdi=/sys/block/$(basename "$RBDFS_LOOP")/bdi
+    if [[ -w $bdi/strict_limit ]]; then
+      { echo 0 >"$bdi/strict_limit" && echo 100 >"$bdi/max_ratio"; } || warn "cannot reset the dirty limit of $RBDFS_LOOP"
+    fi
+  fi
+  if [[ -d $RBDFS_CGROUP ]]; then rmdir "$RBDFS_CGROUP" 2>/dev/null || warn "cannot remove $RBDFS_CGROUP (a client still in it?)"; fi
+  RBDFS_CLIENT_MEM=0
+}
+
 # rbdfs_down: unmount XFS, detach the loop device, unmount rbd-fuse (it
 # exits). Idempotent; also cleans what a failed run left (found by path).
 rbdfs_down() {
@@ -54,6 +109,7 @@ rbdfs_down() {
   if mountpoint -q "$mnt"; then
     timeout 300 umount "$mnt" || { warn "umount $mnt failed or hung; lazy unmount"; umount -l "$mnt" || true; }
   fi
+  _rbdfs_unlimit
   while read -r d f; do
     [[ -n $d && $f == "$fmnt/"* ]] && { losetup -d "$d" 2>/dev/null || warn "losetup -d $d failed"; }
   done < <(losetup -n -l -O NAME,BACK-FILE 2>/dev/null || true)

@@ -638,6 +638,11 @@ tb_down() {
     if [[ $f == "$TB_DIR/"* || $f == "$TB_SHM/"* ]]; then
       if [[ -e /sys/block/$(basename "$d")/dev ]]; then
         _throttle "$d" 0 0 0 0 2>/dev/null || true
+        # a client's dirty limit (lib/rbdfs.sh) outlives the detach
+        if [[ $(cat "/sys/block/$(basename "$d")/bdi/strict_limit" 2>/dev/null) == 1 ]]; then
+          echo 0 >"/sys/block/$(basename "$d")/bdi/strict_limit" || true
+          echo 100 >"/sys/block/$(basename "$d")/bdi/max_ratio" || true
+        fi
       fi
       losetup -d "$d" 2>/dev/null || warn "losetup -d $d failed"
     fi
@@ -658,6 +663,12 @@ tb_down() {
           echo "$mm 0" >"$BLKIO/blkio.throttle.${f}_device" 2>/dev/null || true
         fi
       done
+    done <"$TB_STATE"
+  fi
+  # 6b. memory cgroups recorded (lib/rbdfs.sh; their processes are gone)
+  if [[ -f $TB_STATE ]]; then
+    while read -r kind d _; do
+      [[ $kind == cgroup && -d $d ]] && { rmdir "$d" 2>/dev/null || warn "cannot remove the cgroup $d"; }
     done <"$TB_STATE"
   fi
   # 7. backing files, and the cluster directory (mon store, daemon logs;
