@@ -37,8 +37,8 @@
 #
 # Disk space: the prefill writes zeros, which the emulator's thin backing
 # files do not store, so a 64 GiB image takes what the measured writes
-# take. Time: per run about profiles x (prefill + warm-up + measured +
-# 10 s); the default sweep is 16 runs. A window must hold at least three
+# take. Time: per run about profiles x (prefill + workloads x (warm-up +
+# measured + 10 s)); the default sweep is 16 runs. A window must hold at least three
 # merge flushes of the first profile to be a steady-state figure (the
 # report marks those that do not); at 64 GiB with a 4 GiB journal a
 # cycle takes 4-5 min, so give that point --runtime 1200
@@ -115,14 +115,22 @@ if ! ((report_only)) || [[ ! -s $plan ]]; then
   mv "$plan.new" "$plan"
 fi
 
-# Seconds one bench.sh run of image size $1 should take, generously: per
-# profile 180 s of cluster set-up, settling and tear-down, the prefill at
-# 300 MB/s, the warm-up and the measured window.
+# Seconds one bench.sh run of image size $1, distribution $2 should take,
+# generously: per profile 180 s of cluster set-up, settling and tear-down,
+# the prefill at 300 MB/s, and per workload (bench.sh's own plan for these
+# options) the warm-up, the measured window and 10 s, plus 60 s for each
+# filesystem workload's new XFS and fileset.
 run_estimate() {
-  local nprof img
+  local nprof img names nwl nfs
   IFS=, read -r -a nprof <<<"$profiles"
   img=$(to_bytes "$1")
-  echo $((${#nprof[@]} * (180 + img / 300000000 + warmup + runtime)))
+  names=$("$QA_DIR/bench.sh" --dry-run --profiles "$profiles" --image-size "$1" --distribution "$2" \
+            --runtime "$runtime" --warmup "$warmup" "${bench_extra[@]+"${bench_extra[@]}"}" 2>&1 |
+          sed -n 's/^\[[0-9:]*\] workloads: *//p') || true
+  [[ -n $names ]] || die "bench.sh --dry-run with these options printed no workloads (run it to see why)"
+  nwl=$(wc -w <<<"$names")
+  nfs=$(grep -owE 'varmail|fileserver' <<<"$names" | wc -l || true)
+  echo $((${#nprof[@]} * (180 + img / 300000000 + nwl * (warmup + runtime + 10) + nfs * 60)))
 }
 
 if ((!report_only)); then
@@ -137,7 +145,7 @@ if ((!report_only)); then
           continue
         fi
         if [[ -n $stop_at ]]; then
-          need=$(run_estimate "$img")
+          need=$(run_estimate "$img" "$d")
           if (($(date +%s) + need > stop_at)); then
             log "sweep: stopping before $img image, $nvme journal, $d, repeat $r:" \
                 "it needs about $((need / 60)) min, past --stop-by $stop_by"
