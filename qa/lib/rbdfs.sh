@@ -111,8 +111,9 @@ rbdfs_down() {
   fi
   _rbdfs_unlimit
   while read -r d f; do
-    [[ -n $d && $f == "$fmnt/"* ]] && { losetup -d "$d" 2>/dev/null || warn "losetup -d $d failed"; }
+    [[ -n $d && $f == "$fmnt/"* ]] && _tb_loop_release "$d"
   done < <(losetup -n -l -O NAME,BACK-FILE 2>/dev/null || true)
+  for d in $(_tb_orphan_loops "$fmnt/"); do _tb_loop_release "$d"; done
   if mountpoint -q "$fmnt"; then
     wait_until 15 _no_loops_on "$fmnt/" || warn "loop devices still on $fmnt"
     umount "$fmnt" 2>/dev/null || umount -l "$fmnt" 2>/dev/null || warn "cannot unmount $fmnt"

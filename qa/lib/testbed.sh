@@ -635,18 +635,9 @@ tb_down() {
   # 4. our loop devices: throttles off, detach
   while read -r d f; do
     [[ -n $d ]] || continue
-    if [[ $f == "$TB_DIR/"* || $f == "$TB_SHM/"* ]]; then
-      if [[ -e /sys/block/$(basename "$d")/dev ]]; then
-        _throttle "$d" 0 0 0 0 2>/dev/null || true
-        # a client's dirty limit (lib/rbdfs.sh) outlives the detach
-        if [[ $(cat "/sys/block/$(basename "$d")/bdi/strict_limit" 2>/dev/null) == 1 ]]; then
-          echo 0 >"/sys/block/$(basename "$d")/bdi/strict_limit" || true
-          echo 100 >"/sys/block/$(basename "$d")/bdi/max_ratio" || true
-        fi
-      fi
-      losetup -d "$d" 2>/dev/null || warn "losetup -d $d failed"
-    fi
+    if [[ $f == "$TB_DIR/"* || $f == "$TB_SHM/"* ]]; then _tb_loop_release "$d"; fi
   done < <(losetup -n -l -O NAME,BACK-FILE 2>/dev/null || true)
+  for d in $(_tb_orphan_loops "$TB_DIR/"); do _tb_loop_release "$d"; done
   # a loop device still held open is only marked for detaching; the emulator
   # must outlive it
   if ! wait_until 15 _no_loops_on "$TB_EMU_MNT/"; then
@@ -687,6 +678,37 @@ tb_down() {
 }
 
 _no_loops_on() { [[ -z $(_loops_on "$1") ]]; }
+
+# _tb_loop_release DEV: throttle and dirty limit off, detach. The device
+# outlives the detach with its settings: the next run's HDD loop may be
+# the same number (lib/rbdfs.sh sets a client's dirty limit on its loop).
+_tb_loop_release() {
+  local d=$1 b
+  b=/sys/block/$(basename "$d")
+  if [[ -e $b/dev ]]; then
+    _throttle "$d" 0 0 0 0 2>/dev/null || true
+    if [[ $(cat "$b/bdi/strict_limit" 2>/dev/null) == 1 ]]; then
+      echo 0 >"$b/bdi/strict_limit" || true
+      echo 100 >"$b/bdi/max_ratio" || true
+    fi
+  fi
+  losetup -d "$d" 2>/dev/null || warn "losetup -d $d failed"
+}
+
+# _tb_orphan_loops PREFIX: loop devices recorded in the state, on a file
+# under PREFIX, whose FUSE mount has gone (rbd-fuse killed before its loop
+# was detached): the kernel then names the file "/NAME", outside our
+# directory, and a listing by path misses them.
+_tb_orphan_loops() {
+  local kind d f bf
+  [[ -f $TB_STATE ]] || return 0
+  while read -r kind d f; do
+    [[ $kind == loop && $f == "$1"* ]] || continue
+    bf=/sys/block/$(basename "$d")/loop/backing_file
+    [[ -r $bf && $(cat "$bf") == "/$(basename "$f")" ]] && echo "$d"
+  done <"$TB_STATE"
+  return 0
+}
 
 # tb_status: print what exists now.
 tb_status() {
