@@ -290,7 +290,12 @@ log "workloads: $(for w in "${workloads[@]}"; do read -r a b c d <<<"$w"; printf
 log "each: ${warmup} s warm-up (fixed, excluded) + ${runtime} s measured; image ${image_size} prefilled;" \
     "${osds} OSD(s), pool size ${pool_size}, ${pg_num} PGs, PG log $( ((pg_log)) && echo "$pg_log entries per PG" || echo "Ceph's defaults")"
 log "HDD: $(tb_hdd_label); NVMe: ${TB_NVME_SIZE} tmpfs loop per OSD"
-if ((fs_wanted)); then log "filesystem workloads: $fs_client_label"; fi
+if ((fs_wanted)); then
+  log "filesystem workloads: $fs_client_label"
+  # After the page cache drop the client's and the OSD's caches fill for
+  # minutes (docs/benchmarking.md): a shorter warm-up measures that.
+  ((warmup >= 300)) || warn "filesystem workloads with --warmup $warmup: the caches are still warming (about 5 min after the drop); use --warmup 300 for a steady-state figure"
+fi
 [[ $hdd == emu ]] && log "HDD: mkfs, image prefill and settle in fast mode (not charged); every measurement timed"
 log "estimated duration: ~$((total_s / 60)) min; results: $results"
 ((dry)) && exit 0
