@@ -91,13 +91,7 @@ rbdfs_client_exec() {
 # _rbdfs_unlimit: undo rbdfs_client_limit (the loop device outlives the run:
 # the next user of it must not find our dirty limit).
 _rbdfs_unlimit() {
-  local bdi
-  if [[ -n $RBDFS_LOOP ]]; then
-    bdi=/sys/block/$(basename "$RBDFS_LOOP")/bdi
-    if [[ -w $bdi/strict_limit ]]; then
-      { echo 0 >"$bdi/strict_limit" && echo 100 >"$bdi/max_ratio"; } || warn "cannot reset the dirty limit of $RBDFS_LOOP"
-    fi
-  fi
+  if [[ -n $RBDFS_LOOP ]]; then _tb_dirty_limit_off "$RBDFS_LOOP"; fi
   if [[ -d $RBDFS_CGROUP ]]; then rmdir "$RBDFS_CGROUP" 2>/dev/null || warn "cannot remove $RBDFS_CGROUP (a client still in it?)"; fi
   RBDFS_CLIENT_MEM=0
 }

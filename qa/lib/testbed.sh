@@ -687,12 +687,19 @@ _tb_loop_release() {
   b=/sys/block/$(basename "$d")
   if [[ -e $b/dev ]]; then
     _throttle "$d" 0 0 0 0 2>/dev/null || true
-    if [[ $(cat "$b/bdi/strict_limit" 2>/dev/null) == 1 ]]; then
-      echo 0 >"$b/bdi/strict_limit" || true
-      echo 100 >"$b/bdi/max_ratio" || true
-    fi
+    _tb_dirty_limit_off "$d"
   fi
   losetup -d "$d" 2>/dev/null || warn "losetup -d $d failed"
+}
+
+# _tb_dirty_limit_off DEV: the device's own dirty limit back to the
+# kernel's default (no strict limit, 100 % of the host's).
+_tb_dirty_limit_off() {
+  local b
+  b=/sys/block/$(basename "$1")/bdi
+  if [[ $(cat "$b/strict_limit" 2>/dev/null) == 1 ]]; then
+    { echo 0 >"$b/strict_limit" && echo 100 >"$b/max_ratio"; } || warn "cannot reset the dirty limit of $1"
+  fi
 }
 
 # _tb_orphan_loops PREFIX: loop devices recorded in the state, on a file
