@@ -595,7 +595,7 @@ tb_leftovers() {
 # tb_down: remove everything this testbed created. Idempotent. Order: users
 # of the devices, filesystems, loop devices, then the emulator under them.
 tb_down() {
-  local kind a b pids=() d mm f
+  local kind a b pids=() d f
   [[ -n ${TB_DIR:-} ]] || die "tb_init not called"
   # 0. no throttle, no emulated delays from here on: daemons stop faster
   tb_unthrottle
@@ -645,21 +645,20 @@ tb_down() {
   fi
   # 5. the emulator: daemon, then a FUSE mount a killed daemon left
   _emu_down
-  # 6. throttle lines recorded for devices that are gone or reused
+  # 6. throttle lines recorded for devices that are gone or reused, and
+  #    memory cgroups recorded (lib/rbdfs.sh; their processes are gone)
   if [[ -f $TB_STATE ]]; then
-    while read -r kind mm _; do
-      [[ $kind == throttle ]] || continue
-      for f in write_iops read_iops write_bps read_bps; do
-        if grep -q "^$mm " "$BLKIO/blkio.throttle.${f}_device" 2>/dev/null; then
-          echo "$mm 0" >"$BLKIO/blkio.throttle.${f}_device" 2>/dev/null || true
-        fi
-      done
-    done <"$TB_STATE"
-  fi
-  # 6b. memory cgroups recorded (lib/rbdfs.sh; their processes are gone)
-  if [[ -f $TB_STATE ]]; then
-    while read -r kind d _; do
-      [[ $kind == cgroup && -d $d ]] && { rmdir "$d" 2>/dev/null || warn "cannot remove the cgroup $d"; }
+    while read -r kind a _; do
+      case $kind in
+        throttle)
+          for f in write_iops read_iops write_bps read_bps; do
+            if grep -q "^$a " "$BLKIO/blkio.throttle.${f}_device" 2>/dev/null; then
+              echo "$a 0" >"$BLKIO/blkio.throttle.${f}_device" 2>/dev/null || true
+            fi
+          done ;;
+        cgroup)
+          if [[ -d $a ]]; then rmdir "$a" 2>/dev/null || warn "cannot remove the cgroup $a"; fi ;;
+      esac
     done <"$TB_STATE"
   fi
   # 7. backing files, and the cluster directory (mon store, daemon logs;
