@@ -318,6 +318,21 @@ def perf_delta(start_path, end_path):
     return out
 
 
+def _per_osd_byte(nvme_bytes, perf):
+    """NVMe bytes per byte the OSDs were asked to write (client writes on the
+    primaries, replica writes on the others): the stores' own journal write
+    amplification. NVMe bytes per client byte also holds what happens above
+    the stores: the pool's replication, and for the filesystem workloads the
+    client filesystem (its log and metadata, files deleted before write
+    back), which can make it fall below 1."""
+    if not perf.get("available"):
+        return {"osd_write_bytes": None, "write_bytes_per_osd_byte": None}
+    got = sum(d.get("osd.op_w_in_bytes", 0) + d.get("osd.subop_w_in_bytes", 0)
+              for d in perf["osds"].values())
+    return {"osd_write_bytes": got,
+            "write_bytes_per_osd_byte": (nvme_bytes / got) if got else None}
+
+
 def hdd_backend(devices):
     """What stood in for the HDDs: devices.json's hdd_backend; runs made
     before the emulator existed had the throttle only."""
@@ -688,6 +703,7 @@ def analyse(rundir, model_name=hddmodel.DEFAULT_PRESET):
         sec_rss.append(rs)
 
     perf = perf_delta(os.path.join(rundir, "perf_start.json"), os.path.join(rundir, "perf_end.json"))
+    nvme.update(_per_osd_byte(nvme["write_bytes"], perf))
     stalls = stall_causes(win, start, iops_series)
 
     out = {

@@ -557,14 +557,15 @@ def main(argv=None):
             else:
                 fr = "no second without a completed write"
             md.append("- %s: per-second IOPS %s..%s, 10 s moving average %s..%s; %s; "
-                      "HDD flushes %s/cw; NVMe writes %s KiB/cw, %s B per client byte written "
-                      "(%s passes over the journal/DB device); "
+                      "HDD flushes %s/cw; NVMe writes %s KiB/cw, %s B per client byte written, "
+                      "%s per byte the OSDs were asked to write (%s passes over the journal/DB device); "
                       "OSD CPU %s%% = %s CPU-s per 1000 client ops, machine CPU busy %s%%%s%s%s%s" % (
                           r["profile"], fmt(ps.get("min"), "%.0f"), fmt(ps.get("max"), "%.0f"),
                           fmt(ps.get("ma10_min"), "%.0f"), fmt(ps.get("ma10_max"), "%.0f"), fr,
                           fmt(r["hdd"]["per_client_write"].get("flushes"), "%.3f"),
                           fmt((r["nvme"]["write_bytes_per_client_write"] or 0) / 1024.0, "%.1f"),
                           fmt(r["nvme"].get("write_bytes_per_client_byte"), "%.2f"),
+                          fmt(r["nvme"].get("write_bytes_per_osd_byte"), "%.2f"),
                           fmt(r["nvme"].get("device_passes"), "%.2f"),
                           fmt(r["cpu"].get("osd_cpu_pct_total"), "%.0f"),
                           fmt(r["cpu"].get("osd_cpu_s_per_kop"), "%.2f"),

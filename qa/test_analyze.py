@@ -322,6 +322,7 @@ class AnalyseRunTest(unittest.TestCase):
         # 100 CPU ticks in the 10 s window for 700 writes
         self.assertAlmostEqual(r["cpu"]["osd_cpu_s_per_kop"], 100.0 / analyze.CLK_TCK / 0.7)
         self.assertIsNone(r["nvme"]["write_bytes_per_client_byte"])   # fio.json without io_bytes
+        self.assertIsNone(r["nvme"]["write_bytes_per_osd_byte"])      # no perf dumps
         self.assertAlmostEqual(c["lat_ms"]["p99_9"], 3000.0)
         self.assertAlmostEqual(r["hdd"]["per_client_write"]["write_requests"], 1.0)
         self.assertAlmostEqual(r["hdd"]["per_client_write"]["write_bytes"], 4096.0)
@@ -364,6 +365,12 @@ class AnalyseMixedRunTest(AnalyseRunTest):
         with open(os.path.join(self.d, "samples.jsonl"), "w") as f:
             for rec in samples:
                 f.write(json.dumps(rec) + "\n")
+        # pool size 2: the primary takes the client's bytes, a replica the same again
+        perf = lambda t, n: {"t": t, "osd.0": {"osd": {"op_w_in_bytes": n}},
+                             "osd.1": {"osd": {"subop_w_in_bytes": n}}}
+        json.dump(perf(T0, 10 ** 6), open(os.path.join(self.d, "perf_start.json"), "w"))
+        json.dump(perf(T0 + 10, 10 ** 6 + 700 * 4096),
+                  open(os.path.join(self.d, "perf_end.json"), "w"))
 
     def test_analyse(self):
         r = analyze.analyse(self.d)
@@ -376,6 +383,8 @@ class AnalyseMixedRunTest(AnalyseRunTest):
         self.assertAlmostEqual(c["lat_ms"]["p99"], 2000.0)          # the writes'
         self.assertAlmostEqual(r["hdd"]["per_client_read"]["read_requests"], 0.5)
         self.assertAlmostEqual(r["nvme"]["write_bytes_per_client_byte"], 2.0)
+        self.assertEqual(r["nvme"]["osd_write_bytes"], 2 * 700 * 4096)
+        self.assertAlmostEqual(r["nvme"]["write_bytes_per_osd_byte"], 1.0)
         self.assertAlmostEqual(r["cpu"]["osd_cpu_s_per_kop"], 100.0 / analyze.CLK_TCK / 0.95)
 
 
