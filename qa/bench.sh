@@ -35,6 +35,9 @@
 #                             of SZ, at most SZ/5 dirty on the filesystem's
 #                             device (a VM's dirty_ratio); 0 = this host's page
 #                             cache (24 GiB: FileServer never reaches the store)
+#   --osd-mem SZ              each OSD has SZ of the host (0 = no bound, the
+#                             default): a memory cgroup for its RSS and page
+#                             cache, osd_memory_target at 3/4 of SZ; 2G or more
 #   --size S[,S...]           block sizes (4k; only sequential writes: 4m)
 #   --threads T[,T...]        outstanding writes = paper "threads" (8); fio rbd
 #                             is asynchronous: one job, iodepth=T
@@ -124,6 +127,7 @@ runtime=""
 warmup=""
 image_size=2G
 fs_client_mem=1G
+osd_mem=0
 osds=1
 pool_size=1
 pg_num=""
@@ -162,6 +166,7 @@ while (($#)); do
     --warmup) warmup=$2; shift 2 ;;
     --image-size) image_size=$2; shift 2 ;;
     --fs-client-mem) fs_client_mem=$2; shift 2 ;;
+    --osd-mem) osd_mem=$2; shift 2 ;;
     --osds) osds=$2; shift 2 ;;
     --pool-size) pool_size=$2; shift 2 ;;
     --pg-num) pg_num=$2; shift 2 ;;
@@ -197,6 +202,13 @@ if ! [[ $pool_size =~ ^[1-3]$ ]] || ((pool_size > osds)); then die "--pool-size 
 [[ $restart_timeout =~ ^[1-9][0-9]*$ ]] || die "--restart-timeout must be a number of seconds"
 [[ $pg_log =~ ^[0-9]+$ ]] || die "--pg-log must be a number of entries (0 = Ceph's defaults)"
 export CLUSTER_PG_LOG=$pg_log
+[[ $osd_mem == 0 || $osd_mem =~ ^[0-9]+[KMGkmg]?$ ]] ||
+  die "--osd-mem takes a size (e.g. 4G) or 0 (no bound), not '$osd_mem'"
+CLUSTER_OSD_MEM=$(to_bytes "$osd_mem")
+# BlueStore refuses an osd_memory_target below 896 MiB; 3/4 of 2G is above it
+((CLUSTER_OSD_MEM == 0 || CLUSTER_OSD_MEM >= 2 << 30)) ||
+  die "--osd-mem $osd_mem is below what an OSD needs (BlueStore's smallest osd_memory_target is 896M, set to 3/4 of it): 2G or more, or 0"
+export CLUSTER_OSD_MEM
 if ((matrix)); then
   runtime=${runtime:-240}; warmup=${warmup:-60}
 else
@@ -269,6 +281,8 @@ for w in "${workloads[@]}"; do wl_fs "${w%% *}" && fs_wanted=1; done
 if ((fs_wanted)) && ((image_bytes < 3 << 30)); then
   die "the filesystem workloads need --image-size 3G or more (their fileset holds up to 1.5 GiB on XFS); this run: $image_size"
 fi
+if ((CLUSTER_OSD_MEM)); then osd_mem_label="${osd_mem} per OSD (memory cgroup: RSS and page cache), osd_memory_target $((CLUSTER_OSD_MEM * 3 / 4 >> 20)) MiB"
+else osd_mem_label="unbounded (this host's page cache; Ceph's default osd_memory_target)"; fi
 if ((fs_wanted)); then
   if ((fs_client_bytes)); then fs_client_label="client memory ${fs_client_mem} (memory cgroup), at most $((fs_client_bytes / 5 >> 20)) MiB dirty"
   else fs_client_label="client memory unbounded (the host's page cache)"; fi
@@ -290,6 +304,7 @@ log "workloads: $(for w in "${workloads[@]}"; do read -r a b c d <<<"$w"; printf
 log "each: ${warmup} s warm-up (fixed, excluded) + ${runtime} s measured; image ${image_size} prefilled;" \
     "${osds} OSD(s), pool size ${pool_size}, ${pg_num} PGs, PG log $( ((pg_log)) && echo "$pg_log entries per PG" || echo "Ceph's defaults")"
 log "HDD: $(tb_hdd_label); NVMe: ${TB_NVME_SIZE} tmpfs loop per OSD"
+log "OSD memory: $osd_mem_label"
 if ((fs_wanted)); then
   log "filesystem workloads: $fs_client_label"
   # After the page cache drop the client's and the OSD's caches fill for
@@ -374,6 +389,7 @@ env = {
   "runtime_s": $runtime, "warmup_s": $warmup, "hdd_model": "$hdd_model",
   "profiles": "${profiles[*]}".split(),
   "fs_client": "${fs_client_label:-}" or None,
+  "osd_mem": "$osd_mem_label",
 }
 json.dump(env, open(sys.argv[1], "w"), indent=1)
 EOF

@@ -528,6 +528,8 @@ def main(argv=None):
                    env.get("warmup_s"), env.get("runtime_s")),
                "- HDD model (open-loop replay of the HDD trace, qa/hddmodel.py; not the emulated drive): %s"
                % env.get("hdd_model")]
+        if env.get("osd_mem"):
+            md.insert(-1, "- OSD memory: %s" % env["osd_mem"])
         if env.get("fs_client"):
             md.insert(-1, "- filesystem workloads: %s" % env["fs_client"])
         if env.get("ninja_processes_at_start"):

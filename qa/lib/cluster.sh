@@ -97,11 +97,40 @@ profile_check() {
 # harness (CLUSTER_PG_LOG: PG log entries and dups per PG, unset or 0 =
 # Ceph's defaults). min = max pins the log's length, so its memory is the
 # same in every profile whatever the ops done (see bench.sh --pg-log).
+# CLUSTER_OSD_MEM (bytes, unset or 0 = no bound) adds osd_memory_target at
+# 3/4 of it, see _osd_mem_limit.
 harness_osd_options() {
-  local n=${CLUSTER_PG_LOG:-0}
-  ((n > 0)) || return 0
-  printf '%s\n' "osd min pg log entries = $n" "osd max pg log entries = $n" \
-    "osd pg log dups tracked = $n"
+  local n=${CLUSTER_PG_LOG:-0} mem=${CLUSTER_OSD_MEM:-0}
+  if ((n > 0)); then
+    printf '%s\n' "osd min pg log entries = $n" "osd max pg log entries = $n" \
+      "osd pg log dups tracked = $n"
+  fi
+  if ((mem > 0)); then echo "osd memory target = $((mem * 3 / 4))"; fi
+}
+
+# _osd_mem_limit: with CLUSTER_OSD_MEM bytes, give each OSD that much of the
+# host, as an OSD host sized per OSD does, the same for every store: a
+# cgroup-v1 memory cgroup per OSD charges its RSS and the page cache it
+# fills, which for FileStore and mimstore is their cache of object files,
+# and osd_memory_target at 3/4 (harness_osd_options) is what BlueStore
+# sizes its own caches to. Without it the page-cache stores have this
+# host's 24 GiB and BlueStore its 4 GiB default target. Called for every
+# (re)started OSD; pages charged before the move stay where they were,
+# which the page-cache drop before each measured window clears.
+CLUSTER_MEMCG=${CLUSTER_MEMCG:-/sys/fs/cgroup/memory}
+_osd_mem_limit() {
+  local mem=${CLUSTER_OSD_MEM:-0} w cg
+  ((mem > 0)) || return 0
+  [[ -d $CLUSTER_MEMCG ]] ||
+    die "no cgroup-v1 memory controller at $CLUSTER_MEMCG; run with --osd-mem 0 to leave the OSDs unbounded"
+  for w in $CLUSTER_OSD_PIDS; do
+    cg=$CLUSTER_MEMCG/mimstore-${w%%=*}
+    { mkdir -p "$cg" && echo "$mem" >"$cg/memory.limit_in_bytes"; } ||
+      die "cannot make the memory cgroup $cg of $mem bytes"
+    _tb_rec cgroup "$cg"
+    echo "${w#*=}" >"$cg/cgroup.procs" || die "cannot move ${w%%=*} (pid ${w#*=}) into $cg"
+  done
+  log "OSD memory: $((mem >> 20)) MiB each (memory cgroups $CLUSTER_MEMCG/mimstore-osd.N), osd_memory_target $((mem * 3 / 4 >> 20)) MiB"
 }
 
 cceph() { timeout "${CCEPH_TIMEOUT:-60}" ceph --conf "$CEPH_CONF" "$@"; }
@@ -136,6 +165,7 @@ _record_daemon_pids() {
   done
   CLUSTER_OSD_PIDS=${CLUSTER_OSD_PIDS% }
   [[ -n $CLUSTER_OSD_PIDS ]] || die "no OSD is running (see $CLUSTER_LOG and $CLUSTER_DIR/out/)"
+  _osd_mem_limit
   log "daemons: $(cd "$CLUSTER_DIR/out" && for f in *.pid; do printf '%s=%s ' "${f%.pid}" "$(cat "$f")"; done)"
 }
 
