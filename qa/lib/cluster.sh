@@ -121,13 +121,9 @@ CLUSTER_MEMCG=${CLUSTER_MEMCG:-/sys/fs/cgroup/memory}
 _osd_mem_limit() {
   local mem=${CLUSTER_OSD_MEM:-0} w cg
   ((mem > 0)) || return 0
-  [[ -d $CLUSTER_MEMCG ]] ||
-    die "no cgroup-v1 memory controller at $CLUSTER_MEMCG; run with --osd-mem 0 to leave the OSDs unbounded"
   for w in $CLUSTER_OSD_PIDS; do
     cg=$CLUSTER_MEMCG/mimstore-${w%%=*}
-    { mkdir -p "$cg" && echo "$mem" >"$cg/memory.limit_in_bytes"; } ||
-      die "cannot make the memory cgroup $cg of $mem bytes"
-    _tb_rec cgroup "$cg"
+    _tb_memcg "$cg" "$mem" "run with --osd-mem 0 to leave the OSDs unbounded"
     echo "${w#*=}" >"$cg/cgroup.procs" || die "cannot move ${w%%=*} (pid ${w#*=}) into $cg"
   done
   log "OSD memory: $((mem >> 20)) MiB each (memory cgroups $CLUSTER_MEMCG/mimstore-osd.N), osd_memory_target $((mem * 3 / 4 >> 20)) MiB"

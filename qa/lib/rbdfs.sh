@@ -72,11 +72,7 @@ rbdfs_client_limit() {
     die "no per-device dirty limit at $bdi (needs Linux 6.2 or later); run with --fs-client-mem 0 to use the host's page cache"
   { echo $((bytes / 5)) >"$bdi/max_bytes" && echo 1 >"$bdi/strict_limit"; } ||
     die "cannot set the dirty limit of $RBDFS_LOOP ($bdi)"
-  [[ -d ${RBDFS_CGROUP%/*} ]] ||
-    die "no cgroup-v1 memory controller at ${RBDFS_CGROUP%/*}; run with --fs-client-mem 0 to use the host's page cache"
-  { mkdir -p "$RBDFS_CGROUP" && echo "$bytes" >"$RBDFS_CGROUP/memory.limit_in_bytes"; } ||
-    die "cannot make the memory cgroup $RBDFS_CGROUP of $bytes bytes"
-  _tb_rec cgroup "$RBDFS_CGROUP"
+  _tb_memcg "$RBDFS_CGROUP" "$bytes" "run with --fs-client-mem 0 to use the host's page cache"
   log "client memory: $((bytes >> 20)) MiB (memory cgroup $RBDFS_CGROUP), at most $((bytes / 5 >> 20)) MiB dirty on $RBDFS_LOOP"
 }
 

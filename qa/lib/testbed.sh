@@ -95,6 +95,18 @@ _tb_ours() {
 
 _tb_rec() { mkdir -p "$(dirname "$TB_STATE")"; echo "$*" >>"$TB_STATE"; }
 
+# _tb_memcg PATH BYTES HINT: a cgroup-v1 memory cgroup at PATH of BYTES (it
+# charges its processes' RSS and the page cache they fill), recorded for
+# tb_down to remove. HINT says how to run without one when the memory
+# controller is missing. Callers move their processes in (cgroup.procs).
+_tb_memcg() {
+  local cg=$1 bytes=$2 hint=$3
+  [[ -d ${cg%/*} ]] || die "no cgroup-v1 memory controller at ${cg%/*}; $hint"
+  { mkdir -p "$cg" && echo "$bytes" >"$cg/memory.limit_in_bytes"; } ||
+    die "cannot make the memory cgroup $cg of $bytes bytes"
+  _tb_rec cgroup "$cg"
+}
+
 _majmin() { local b; b=$(basename "$1"); cat "/sys/block/$b/dev"; }
 
 _set_queue() {   # dev scheduler rotational
@@ -646,7 +658,7 @@ tb_down() {
   # 5. the emulator: daemon, then a FUSE mount a killed daemon left
   _emu_down
   # 6. throttle lines recorded for devices that are gone or reused, and
-  #    memory cgroups recorded (lib/rbdfs.sh; their processes are gone)
+  #    memory cgroups recorded (_tb_memcg; their processes are gone)
   if [[ -f $TB_STATE ]]; then
     while read -r kind a _; do
       case $kind in
