@@ -29,7 +29,8 @@
 # --report-only, qa/sweep_report.py writes RESULTS/sweep.md, sweep.json
 # and the plots (IOPS against image size, one line per profile).
 #
-# --stop-by HH:MM: start a run only if it should end by then (its time
+# --stop-by HH:MM: start a run only if it should end by then (the next
+# HH:MM to come, so a stop past midnight works; its time
 # estimated as below, with set-up, prefill at 300 MB/s and settling
 # counted generously); the sweep then stops between runs, leaving no
 # cluster up, and a later sweep with the same arguments resumes there.
@@ -81,8 +82,10 @@ for pt in "${plist[@]}"; do
 done
 stop_at=""
 if [[ -n $stop_by ]]; then
-  [[ $stop_by =~ ^([01][0-9]|2[0-3]):[0-5][0-9]$ ]] || die "--stop-by takes HH:MM (24 h, today), not '$stop_by'"
+  [[ $stop_by =~ ^([01][0-9]|2[0-3]):[0-5][0-9]$ ]] || die "--stop-by takes HH:MM (24 h), not '$stop_by'"
+  # the next HH:MM to come: at 22:00, 00:20 is tomorrow's, not a time past
   stop_at=$(date -d "$stop_by" +%s)
+  if ((stop_at <= $(date +%s))); then stop_at=$((stop_at + 86400)); fi
 fi
 [[ $runtime =~ ^[1-9][0-9]*$ ]] || die "--runtime must be a number of seconds, not '$runtime'"
 [[ $warmup =~ ^[0-9]+$ ]] || die "--warmup must be a number of seconds, not '$warmup'"
