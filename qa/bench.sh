@@ -69,7 +69,12 @@
 #   --hdd-write-cache on|off  emu: the emulated drives' volatile write cache (on)
 #   --hdd-iops N              throttle: read and write IOPS (200)
 #   --hdd-mbps N              throttle: read and write MB/s (150)
-#   --hdd-size SZ             HDD size; thin (emu) or sparse (throttle) (1T)
+#   --hdd-size SZ|Nx          HDD size; thin (emu) or sparse (throttle) (1T).
+#                             Nx: N times the data each OSD holds (image x
+#                             pool size / OSDs), rounded up to a GiB, so the
+#                             disk is 1/N full as a real OSD's is (e.g. 2x);
+#                             an emulated disk of any size spans the whole
+#                             stroke. Refused below 5/4 of that data
 #   --nvme-size SZ            journal / block.db loop per OSD (1G)
 #   --hdd-model NAME          open-loop model (qa/hddmodel.py) that prices the
 #                             recorded HDD request trace afterwards, with either
@@ -176,7 +181,7 @@ while (($#)); do
     --hdd-write-cache) hdd_wcache=$2; hdd_opts_emu+=" $1"; shift 2 ;;
     --hdd-iops) hdd_iops=$2; hdd_opts_throttle+=" $1"; shift 2 ;;
     --hdd-mbps) hdd_mbps=$2; hdd_opts_throttle+=" $1"; shift 2 ;;
-    --hdd-size) TB_HDD_SIZE=$2; shift 2 ;;
+    --hdd-size) hdd_size_arg=$2; shift 2 ;;
     --nvme-size) TB_NVME_SIZE=$2; shift 2 ;;
     --hdd-model) hdd_model=$2; shift 2 ;;
     --workdir) workdir=$2; shift 2 ;;
@@ -229,6 +234,20 @@ TB_HDD_WIOPS=$hdd_iops TB_HDD_RIOPS=$hdd_iops
 # shellcheck disable=SC2034
 TB_HDD_WBPS=$((hdd_mbps * 1000000)) TB_HDD_RBPS=$((hdd_mbps * 1000000))
 image_bytes=$(to_bytes "$image_size")
+# The disk against the data on it: each OSD holds image x pool size / OSDs
+# (evenly, as CRUSH spreads the PGs), plus its filesystem's and stores' own.
+hdd_size_arg=${hdd_size_arg:-$TB_HDD_SIZE}
+osd_data=$(((image_bytes * pool_size + osds - 1) / osds))
+if [[ $hdd_size_arg =~ ^([1-9][0-9]*)x$ ]]; then
+  TB_HDD_SIZE="$(((BASH_REMATCH[1] * osd_data + (1 << 30) - 1) >> 30))G"
+elif [[ $hdd_size_arg =~ ^[1-9][0-9]*[KMGTkmgt]$ ]]; then
+  TB_HDD_SIZE=${hdd_size_arg^^}
+else
+  die "--hdd-size takes a size (e.g. 16G, 1T) or Nx (N times the data each OSD holds, e.g. 2x), not '$hdd_size_arg'"
+fi
+hdd_bytes=$(to_bytes "$TB_HDD_SIZE")
+((hdd_bytes >= osd_data * 5 / 4)) ||
+  die "--hdd-size $hdd_size_arg ($TB_HDD_SIZE) cannot hold the $((osd_data >> 20)) MiB each OSD stores (image $image_size x pool size $pool_size / $osds OSDs) with room for its filesystem: give $(((osd_data * 5 / 4 + (1 << 30) - 1) >> 30))G or more, or e.g. 2x"
 [[ $fs_client_mem == 0 || $fs_client_mem =~ ^[0-9]+[KMGkmg]?$ ]] ||
   die "--fs-client-mem takes a size (e.g. 1G) or 0 (the host's page cache), not '$fs_client_mem'"
 fs_client_bytes=$(to_bytes "$fs_client_mem")
@@ -303,7 +322,7 @@ log "profiles:  ${profiles[*]}"
 log "workloads: $(for w in "${workloads[@]}"; do read -r a b c d <<<"$w"; printf '%s ' "$(wl_name "$a" "$b" "$c" "$d")"; done)"
 log "each: ${warmup} s warm-up (fixed, excluded) + ${runtime} s measured; image ${image_size} prefilled;" \
     "${osds} OSD(s), pool size ${pool_size}, ${pg_num} PGs, PG log $( ((pg_log)) && echo "$pg_log entries per PG" || echo "Ceph's defaults")"
-log "HDD: $(tb_hdd_label); NVMe: ${TB_NVME_SIZE} tmpfs loop per OSD"
+log "HDD: $(tb_hdd_label), $(fill_pm=$(((osd_data * 1000 + hdd_bytes / 2) / hdd_bytes)); echo "$((fill_pm / 10)).$((fill_pm % 10))") % of it the image's data; NVMe: ${TB_NVME_SIZE} tmpfs loop per OSD"
 log "OSD memory: $osd_mem_label"
 if ((fs_wanted)); then
   log "filesystem workloads: $fs_client_label"
@@ -381,7 +400,7 @@ env = {
   "commit": sh("git -C '$QA_DIR/..' rev-parse --short HEAD"),
   "worktree_changes": sh("git -C '$QA_DIR/..' status --porcelain --untracked-files=no | wc -l"),
   "vm_dirty": {k: sh("sysctl -n vm." + k) for k in ("dirty_ratio", "dirty_background_ratio", "dirty_expire_centisecs", "dirty_writeback_centisecs")},
-  "testbed": dict({"hdd": "$hdd", "hdd_size": "$TB_HDD_SIZE", "nvme_size": "$TB_NVME_SIZE",
+  "testbed": dict({"hdd": "$hdd", "hdd_size": "$TB_HDD_SIZE", "hdd_size_arg": "$hdd_size_arg", "hdd_data_fraction": round($osd_data / $hdd_bytes, 4), "nvme_size": "$TB_NVME_SIZE",
               "hdd_scheduler": "$TB_HDD_SCHED", "nvme_scheduler": "$TB_NVME_SCHED", "hdd_backing": "$TB_DIR", "nvme_backing": "$TB_SHM"},
               **({"hdd_preset": "$hdd_preset", "hdd_write_cache": "$hdd_wcache", "hdd_emulator": "$TB_EMU_BIN"}
                  if "$hdd" == "emu" else {"hdd_iops": $hdd_iops, "hdd_mb_s": $hdd_mbps})),

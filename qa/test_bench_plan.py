@@ -1,0 +1,53 @@
+#!/usr/bin/python3
+"""Tests of bench.sh's plan (--dry-run: options checked, nothing started):
+--hdd-size as a size or as a multiple of the data each OSD holds, and the
+refusal of a disk too small for that data. Ceph-free."""
+
+import os
+import re
+import subprocess
+import unittest
+
+QA = os.path.dirname(os.path.abspath(__file__))
+HDD = re.compile(r"HDD: emulated \S+ \(qa/diskemu\), (\S+) thin, .*?, ([0-9.]+) % of it the image's data")
+
+
+def plan(*args):
+    p = subprocess.run([os.path.join(QA, "bench.sh"), "--dry-run"] + list(args),
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
+    return p.returncode, p.stdout
+
+
+class HddSize(unittest.TestCase):
+    def hdd(self, *args):
+        rc, out = plan(*args)
+        self.assertEqual(rc, 0, out)
+        m = HDD.search(out)
+        self.assertIsNotNone(m, out)
+        return m.group(1), float(m.group(2))
+
+    def test_default_is_a_1t_disk(self):
+        self.assertEqual(self.hdd(), ("1T", 0.2))        # 2 GiB image
+
+    def test_size(self):
+        self.assertEqual(self.hdd("--hdd-size", "16g", "--image-size", "4G"), ("16G", 25.0))
+
+    def test_multiple_of_the_data_per_osd(self):
+        self.assertEqual(self.hdd("--hdd-size", "2x", "--image-size", "8G"), ("16G", 50.0))
+        # 3 OSDs, pool size 2: each holds 2/3 of the image; rounded up to a GiB
+        self.assertEqual(self.hdd("--hdd-size", "2x", "--image-size", "8G", "--osds", "3",
+                                  "--pool-size", "2"), ("11G", 48.5))
+
+    def test_too_small_or_malformed_is_refused(self):
+        for args, says in ((("--hdd-size", "2G"), "give 3G or more"),
+                           (("--hdd-size", "1x"), "give 3G or more"),
+                           (("--hdd-size", "0x"), "takes a size"),
+                           (("--hdd-size", "big"), "takes a size")):
+            with self.subTest(args=args):
+                rc, out = plan(*args)
+                self.assertNotEqual(rc, 0, out)
+                self.assertIn(says, out)
+
+
+if __name__ == "__main__":
+    unittest.main()
