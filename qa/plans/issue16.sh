@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Issue 16's remaining benchmark runs, in order, each a resumable qa/sweep.sh
+# (a repeat whose results.json exists is skipped), all under one --stop-by:
+#
+#   qa/plans/issue16.sh HH:MM [RESULTS_ROOT]
+#
+# run as root on a machine with the Ceph build (qa/setup.sh), from a clone
+# that is not being edited (the runs record its commit); nothing else heavy
+# beside it. RESULTS_ROOT (/var/tmp) keeps one directory per sweep; copy a
+# finished one into docs/results/ with its README. A sweep that stops at
+# HH:MM leaves the later ones unstarted; run the same command again in the
+# next session. Times are for this project's 2-core machine.
+set -uo pipefail
+QA=$(cd "$(dirname "$0")/.." && pwd)
+stop=${1:?usage: $0 HH:MM [RESULTS_ROOT]}
+root=${2:-/var/tmp}
+sweep() { "$QA/sweep.sh" --repeat 3 --runtime 120 --distribution uniform --stop-by "$stop" "$@" || echo "sweep failed: $*" >&2; }
+
+# seed RESULTS COMMITTED: start from the repeats already committed (their
+# results.json is what the sweep skips on and what its report reads)
+seed() { [[ -e $1 || ! -d $QA/../docs/results/$2 ]] || cp -r "$QA/../docs/results/$2" "$1"; }
+
+# 1. Replicated: 3 OSDs, pool size 2 (repeat 3 of 3 remains; ~60 min each)
+seed "$root/i16-repl-8G" 20261128-i16-repl-8G
+sweep --points 8G:2G --warmup 60 --results "$root/i16-repl-8G" \
+  -- --osds 3 --pool-size 2 --rw randwrite,randrw:50 --size 4k,8k --hdd-size 16G
+# 2. Filesystem workloads, the OSDs' memory bounded alike (2 GiB each:
+#    BlueStore's osd_memory_target 1.5 GiB; the page-cache stores' object
+#    cache within the same 2 GiB), so no store reads from this host's 24 GiB;
+#    ~75 min each
+sweep --points 4G:4G --warmup 300 --results "$root/i16-fs-4G-osdmem2G" \
+  -- --rw varmail,fileserver --hdd-size 8G --osd-mem 2G
+# 3. 64 KiB random reads and mixes on a half-full disk (~50 min each)
+sweep --points 16G:4G --warmup 60 --results "$root/i16-mixes64k-16G-hdd32G" \
+  -- --rw randread,randrw:50,randrw:33 --size 64k --hdd-size 32G
+# 4. Random writes on disks sized to the data (half full), the sweep's
+#    points; against the 1 TiB disks of 20261126-sweep
+sweep --points 2G:4G,16G:4G,64G:1G --warmup 60 --results "$root/i16-writes-hdd2x" \
+  -- --rw randwrite --size 4k --hdd-size 2x
