@@ -237,8 +237,8 @@ ssize_t PosixIoEnv::pread_cached(int fd, void* buf, size_t len,
 {
   // RWF_NOWAIT alone is not a probe: on a miss the kernel starts the
   // readahead for the range (filemap_get_pages) before it answers -EAGAIN,
-  // so a "not cached" answer costs the disk a read nobody uses (most
-  // likely the reads of the 64 GiB sweep's write-only runs, docs/store.md).
+  // so a "not cached" answer costs the disk a read nobody uses (measured:
+  // all of the 64 GiB sweep's HDD reads in write-only runs, docs/store.md).
   // mincore(2) asks without I/O; the read keeps RWF_NOWAIT for a page
   // dropped in between, and is the whole probe where mapping fails.
   int r = range_resident(fd, off, &len);
