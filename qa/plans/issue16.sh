@@ -30,10 +30,14 @@ sweep --points 8G:2G --warmup 60 --results "$root/i16-repl-8G" \
 #    ~75 min each
 sweep --points 4G:4G --warmup 300 --results "$root/i16-fs-4G-osdmem2G" \
   -- --rw varmail,fileserver --hdd-size 8G --osd-mem 2G
-# 3. 64 KiB random reads and mixes on a half-full disk (~50 min each)
+# 3. Read-after-write in the merge window with the mincore gap probe
+#    (736b9c2; 20261127-i16-readback was made before it); ~25 min each
+sweep --points 2G:4G --runtime 180 --warmup 60 --results "$root/i16-readback-probe" \
+  -- --rw readback
+# 4. 64 KiB random reads and mixes on a half-full disk (~50 min each)
 sweep --points 16G:4G --warmup 60 --results "$root/i16-mixes64k-16G-hdd32G" \
   -- --rw randread,randrw:50,randrw:33 --size 64k --hdd-size 32G
-# 4. Random writes on disks sized to the data (half full), the sweep's
+# 5. Random writes on disks sized to the data (half full), the sweep's
 #    points; against the 1 TiB disks of 20261126-sweep
 sweep --points 2G:4G,16G:4G,64G:1G --warmup 60 --results "$root/i16-writes-hdd2x" \
   -- --rw randwrite --size 4k --hdd-size 2x
