@@ -392,6 +392,7 @@ env = {
   "date": time.strftime("%Y-%m-%d %H:%M:%S %z"),
   "command": " ".join(["qa/bench.sh"] + sys.argv[2:]),
   "kernel": platform.release(), "cpus": os.cpu_count(),
+  "cpu_model": sh("sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1"),
   "mem_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
   "loadavg": os.getloadavg(),
   "ninja_processes_at_start": int("${build_busy:-0}" or 0),
