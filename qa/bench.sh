@@ -384,16 +384,16 @@ trap on_signal INT TERM
 # --- environment record --------------------------------------------------------------------
 build_busy=$(pgrep -c -x ninja 2>/dev/null || true)
 "$PY" - "$results/env.json" "${argv[@]+"${argv[@]}"}" <<EOF
-import json, os, platform, subprocess, sys, time
+import json, os, subprocess, sys, time
+sys.path.insert(0, "$QA_DIR")
+import machine
 def sh(c):
     try: return subprocess.run(c, shell=True, capture_output=True, text=True, timeout=20).stdout.strip()
     except Exception as e: return str(e)
 env = {
   "date": time.strftime("%Y-%m-%d %H:%M:%S %z"),
   "command": " ".join(["qa/bench.sh"] + sys.argv[2:]),
-  "kernel": platform.release(), "cpus": os.cpu_count(),
-  "cpu_model": sh("sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1"),
-  "mem_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
+  **machine.identity(),   # kernel, cpus, cpu_model, mem_gib, machine_id
   "loadavg": os.getloadavg(),
   "ninja_processes_at_start": int("${build_busy:-0}" or 0),
   "reef_build_finished": os.path.exists("$MIMSTORE_BUILD_OK"),

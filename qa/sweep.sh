@@ -95,6 +95,15 @@ case $dist in
   *) die "--distribution must be uniform, zipf:THETA or both, not '$dist'" ;;
 esac
 
+# A sweep resumed in a later session may be on another machine; its
+# medians would then mix two machines (qa/machine.py says why). Checked
+# before anything is written there.
+if ((!report_only)) && [[ -d $results ]] && ! other=$("$QA_DIR/machine.py" check "$results"); then
+  die "$results holds runs made on another machine than this one:
+$other
+a median over repeats from two machines measures the machines: give a new --results (the runs there make their own table)"
+fi
+
 # What the sweep's labels need: the merge cache's geometry of this build.
 # --report-only keeps the plan of the runs (its own defaults would claim a
 # window the runs did not have); a run adds its command to the commands
