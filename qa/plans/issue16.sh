@@ -34,6 +34,11 @@ sweep --points 4G:4G --warmup 300 --results "$root/i16-fs-4G-osdmem2G" \
 #    (736b9c2; 20261127-i16-readback was made before it); ~25 min each
 sweep --points 2G:4G --runtime 180 --warmup 60 --results "$root/i16-readback-probe" \
   -- --rw readback
+#    ... and over a window of several write-back cycles: on the faster
+#    second machine the 180 s window holds one 26 s stall (its README);
+#    ~55 min each
+sweep --points 2G:4G --runtime 600 --warmup 60 --results "$root/i16-readback-probe-600s" \
+  -- --rw readback
 # 4. 64 KiB random reads and mixes on a half-full disk (~50 min each)
 sweep --points 16G:4G --warmup 60 --results "$root/i16-mixes64k-16G-hdd32G" \
   -- --rw randread,randrw:50,randrw:33 --size 64k --hdd-size 32G
