@@ -238,8 +238,9 @@ image_bytes=$(to_bytes "$image_size")
 # (evenly, as CRUSH spreads the PGs), plus its filesystem's and stores' own.
 hdd_size_arg=${hdd_size_arg:-$TB_HDD_SIZE}
 osd_data=$(((image_bytes * pool_size + osds - 1) / osds))
+gib_up() { echo $((($1 + (1 << 30) - 1) >> 30)); }   # bytes -> GiB, rounded up
 if [[ $hdd_size_arg =~ ^([1-9][0-9]*)x$ ]]; then
-  TB_HDD_SIZE="$(((BASH_REMATCH[1] * osd_data + (1 << 30) - 1) >> 30))G"
+  TB_HDD_SIZE="$(gib_up $((BASH_REMATCH[1] * osd_data)))G"
 elif [[ $hdd_size_arg =~ ^[1-9][0-9]*[KMGTkmgt]$ ]]; then
   TB_HDD_SIZE=${hdd_size_arg^^}
 else
@@ -247,7 +248,7 @@ else
 fi
 hdd_bytes=$(to_bytes "$TB_HDD_SIZE")
 ((hdd_bytes >= osd_data * 5 / 4)) ||
-  die "--hdd-size $hdd_size_arg ($TB_HDD_SIZE) cannot hold the $((osd_data >> 20)) MiB each OSD stores (image $image_size x pool size $pool_size / $osds OSDs) with room for its filesystem: give $(((osd_data * 5 / 4 + (1 << 30) - 1) >> 30))G or more, or e.g. 2x"
+  die "--hdd-size $hdd_size_arg ($TB_HDD_SIZE) cannot hold the $((osd_data >> 20)) MiB each OSD stores (image $image_size x pool size $pool_size / $osds OSDs) with room for its filesystem: give $(gib_up $((osd_data * 5 / 4)))G or more, or e.g. 2x"
 [[ $fs_client_mem == 0 || $fs_client_mem =~ ^[0-9]+[KMGkmg]?$ ]] ||
   die "--fs-client-mem takes a size (e.g. 1G) or 0 (the host's page cache), not '$fs_client_mem'"
 fs_client_bytes=$(to_bytes "$fs_client_mem")
