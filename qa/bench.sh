@@ -105,6 +105,13 @@
 #                             allocation: at 16 GiB mimstore fell to ~200 IOPS
 #                             and its window stayed small. IOPS of such a run
 #                             are not a figure
+#   --host-reclaim pause|keep the host's proactive page-cache reclaim
+#                             (qa/host_reclaim.py: this project's VMs run a
+#                             DAMON pageout of page cache idle ~60 s, which a
+#                             real OSD host does not, and which spares
+#                             BlueStore's anonymous cache): pause it for the
+#                             run and start it again at the end (pause), or
+#                             leave it (keep); env.json records it either way
 #   --dry-run                 print the plan and exit
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR
@@ -154,6 +161,7 @@ heap_profile=0
 restart_in_sweep=""
 dry=0
 hdd_model=hitachi-7k320
+host_reclaim=pause
 argv=("$@")
 
 while (($#)); do
@@ -172,6 +180,7 @@ while (($#)); do
     --image-size) image_size=$2; shift 2 ;;
     --fs-client-mem) fs_client_mem=$2; shift 2 ;;
     --osd-mem) osd_mem=$2; shift 2 ;;
+    --host-reclaim) host_reclaim=$2; shift 2 ;;
     --osds) osds=$2; shift 2 ;;
     --pool-size) pool_size=$2; shift 2 ;;
     --pg-num) pg_num=$2; shift 2 ;;
@@ -206,6 +215,8 @@ if ! [[ $pool_size =~ ^[1-3]$ ]] || ((pool_size > osds)); then die "--pool-size 
   die "--restart-in-sweep takes a fraction from 0 to 1, with --restart term or kill9"
 [[ $restart_timeout =~ ^[1-9][0-9]*$ ]] || die "--restart-timeout must be a number of seconds"
 [[ $pg_log =~ ^[0-9]+$ ]] || die "--pg-log must be a number of entries (0 = Ceph's defaults)"
+[[ $host_reclaim == pause || $host_reclaim == keep ]] ||
+  die "--host-reclaim takes pause (stop the host's page-cache reclaim for the run) or keep, not '$host_reclaim'"
 export CLUSTER_PG_LOG=$pg_log
 [[ $osd_mem == 0 || $osd_mem =~ ^[0-9]+[KMGkmg]?$ ]] ||
   die "--osd-mem takes a size (e.g. 4G) or 0 (no bound), not '$osd_mem'"
@@ -325,6 +336,8 @@ log "each: ${warmup} s warm-up (fixed, excluded) + ${runtime} s measured; image 
     "${osds} OSD(s), pool size ${pool_size}, ${pg_num} PGs, PG log $( ((pg_log)) && echo "$pg_log entries per PG" || echo "Ceph's defaults")"
 log "HDD: $(tb_hdd_label), $(fill_pm=$(((osd_data * 1000 + hdd_bytes / 2) / hdd_bytes)); echo "$((fill_pm / 10)).$((fill_pm % 10))") % of it the image's data; NVMe: ${TB_NVME_SIZE} tmpfs loop per OSD"
 log "OSD memory: $osd_mem_label"
+log "host page-cache reclaim: $("$PY" "$QA_DIR/host_reclaim.py" summary)$(
+  [[ $host_reclaim == pause ]] && echo " (paused for the run, if any)" || echo " (kept: --host-reclaim keep)")"
 if ((fs_wanted)); then
   log "filesystem workloads: $fs_client_label"
   # After the page cache drop the client's and the OSD's caches fill for
@@ -352,9 +365,19 @@ if tb_leftovers; then
   tb_down
 fi
 
+# A run killed before its cleanup leaves the host's reclaim paused: undone
+# here, before this run records what the host does.
+host_reclaim_file=$workdir/host-reclaim-paused.json
+if [[ -f $host_reclaim_file ]]; then
+  warn "the host's page-cache reclaim was left paused by an earlier run: $("$PY" "$QA_DIR/host_reclaim.py" resume "$host_reclaim_file")"
+fi
+
 cleanup() {
   local rc=$?
   trap - EXIT INT TERM
+  if [[ -f $host_reclaim_file ]]; then
+    log "host page-cache reclaim: $("$PY" "$QA_DIR/host_reclaim.py" resume "$host_reclaim_file" || echo "could not resume it: see $host_reclaim_file")"
+  fi
   if ((keep)) && ((rc == 0)); then
     log "--keep: cluster and devices left up (CEPH_CONF=$workdir/cluster/ceph.conf); remove with: qa/testbed.sh down --workdir $workdir"
   else
@@ -412,8 +435,16 @@ env = {
   "fs_client": "${fs_client_label:-}" or None,
   "osd_mem": "$osd_mem_label",
 }
+import host_reclaim
+hr = host_reclaim.show()
+env["host_reclaim"] = {"policy": "$host_reclaim", "active": host_reclaim.active(hr),
+                       "found": host_reclaim.summary(hr), "detail": hr}
 json.dump(env, open(sys.argv[1], "w"), indent=1)
 EOF
+if [[ $host_reclaim == pause ]]; then
+  # Stopped before any device or daemon exists; started again by cleanup.
+  log "host page-cache reclaim: $("$PY" "$QA_DIR/host_reclaim.py" pause "$host_reclaim_file") - paused until the end of the run"
+fi
 if ((build_busy > 0)); then
   warn "a build (ninja) is running: the CPU is shared, absolute figures are pessimistic"
 fi

@@ -262,6 +262,22 @@ def pg_log_label(n):
     return "PG log pinned at %d entries per PG" % n if n else "PG log at Ceph's defaults"
 
 
+def host_reclaim_line(env):
+    """Whether the host took idle page cache away during the run
+    (qa/host_reclaim.py). Runs before 2026-11-29 did not record it: they
+    ran with whatever the machine did."""
+    hr = env.get("host_reclaim")
+    if hr is None:
+        return ("- host page-cache reclaim: not recorded (the machine in use since 2026-11-28 "
+                "runs a DAMON pageout of page cache idle about 60 s: docs/benchmarking.md)")
+    if not hr.get("active"):
+        return "- host page-cache reclaim: none found"
+    if hr.get("policy") == "pause":
+        return "- host page-cache reclaim: paused for the run (found: %s)" % hr.get("found")
+    return ("- **host page-cache reclaim on: %s**: page-cache stores (mimstore, FileStore) read "
+            "data idle that long from the disks; BlueStore's cache is exempt" % hr.get("found"))
+
+
 def testbed_line(env):
     """How the devices were emulated; the HDD kind labels every figure."""
     tb = env.get("testbed", {})
@@ -530,6 +546,7 @@ def main(argv=None):
                % env.get("hdd_model")]
         if env.get("osd_mem"):
             md.insert(-1, "- OSD memory: %s" % env["osd_mem"])
+        md.insert(-1, host_reclaim_line(env))
         if env.get("fs_client"):
             md.insert(-1, "- filesystem workloads: %s" % env["fs_client"])
         if env.get("ninja_processes_at_start"):

@@ -6,15 +6,19 @@ refusal of a disk too small for that data. Ceph-free."""
 import os
 import re
 import subprocess
+import tempfile
 import unittest
+
+import test_host_reclaim
 
 QA = os.path.dirname(os.path.abspath(__file__))
 HDD = re.compile(r"HDD: emulated \S+ \(qa/diskemu\), (\S+) thin, .*?, ([0-9.]+) % of it the image's data")
 
 
-def plan(*args):
+def plan(*args, env=None):
     p = subprocess.run([os.path.join(QA, "bench.sh"), "--dry-run"] + list(args),
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60,
+                       env=dict(os.environ, **(env or {})))
     return p.returncode, p.stdout
 
 
@@ -47,6 +51,33 @@ class HddSize(unittest.TestCase):
                 rc, out = plan(*args)
                 self.assertNotEqual(rc, 0, out)
                 self.assertIn(says, out)
+
+
+class HostReclaim(unittest.TestCase):
+    """The plan says what the host reclaims and what the run does about it
+    (a made-up sysfs: HOST_RECLAIM_SYSFS; --dry-run pauses nothing)."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        test_host_reclaim.kdamond(self.tmp.name, 0, "on", [("pageout", 12)])
+        self.env = {"HOST_RECLAIM_SYSFS": self.tmp.name}
+
+    def test_paused_by_default(self):
+        rc, out = plan(env=self.env)
+        self.assertEqual(rc, 0, out)
+        self.assertIn("host page-cache reclaim: DAMON pageout of page cache idle 60 s "
+                      "(128 MiB/s at most) (paused for the run, if any)", out)
+
+    def test_keep(self):
+        rc, out = plan("--host-reclaim", "keep", env=self.env)
+        self.assertEqual(rc, 0, out)
+        self.assertIn("(kept: --host-reclaim keep)", out)
+
+    def test_bad_value_is_refused(self):
+        rc, out = plan("--host-reclaim", "off", env=self.env)
+        self.assertNotEqual(rc, 0, out)
+        self.assertIn("--host-reclaim takes pause", out)
 
 
 if __name__ == "__main__":

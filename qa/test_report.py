@@ -109,6 +109,17 @@ class ReportTest(unittest.TestCase):
         self.assertEqual("PG log at Ceph's defaults", report.pg_log_label(0))
         self.assertIn("not pinned", report.pg_log_label(None))
 
+    def test_host_reclaim_line(self):
+        found = "DAMON pageout of page cache idle 60 s (128 MiB/s at most)"
+        self.assertIn("not recorded", report.host_reclaim_line({}))
+        self.assertIn("none found", report.host_reclaim_line(
+            {"host_reclaim": {"policy": "pause", "active": False, "found": "no proactive page-cache reclaim"}}))
+        self.assertIn("paused for the run (found: %s)" % found, report.host_reclaim_line(
+            {"host_reclaim": {"policy": "pause", "active": True, "found": found}}))
+        kept = report.host_reclaim_line({"host_reclaim": {"policy": "keep", "active": True, "found": found}})
+        self.assertIn("**host page-cache reclaim on: %s**" % found, kept)
+        self.assertIn("BlueStore's cache is exempt", kept)
+
     def test_ratios_include_a_nomerge_variant(self):
         def run(profile, iops, rss):
             return {"profile": profile,
