@@ -4,8 +4,11 @@ directory's runs all come from this one.
 
   machine.py id           this machine's identity (JSON), as bench.sh
                           records it in env.json
-  machine.py check DIR    exit 1, naming them, if runs under DIR (their
-                          env.json) were made on another machine
+  machine.py check DIR [--host-reclaim POLICY]
+                          exit 1, naming them, if runs under DIR (their
+                          env.json) were made on another machine, or (with
+                          the option) with the host's page-cache reclaim
+                          handled otherwise than POLICY (pause or keep)
 
 Why: a sweep resumes where it stopped, possibly in another session on
 another machine, and its report takes medians over the repeats. Two
@@ -15,7 +18,12 @@ so repeats from two machines make a spread that measures the machines.
 
 The identity is the kernel release, CPU model and count, memory and
 /etc/machine-id; runs recorded before a field existed are compared on the
-fields they have (the kernel and CPU count are in every env.json)."""
+fields they have (the kernel and CPU count are in every env.json).
+
+The host's page-cache reclaim (qa/host_reclaim.py) is a condition of the
+same kind: paused, a page-cache store keeps what it wrote back; kept, it
+reads it again from the disk a minute later. Runs recorded before bench.sh
+could pause it (no host_reclaim in env.json) ran with it kept."""
 
 import json
 import os
@@ -64,8 +72,14 @@ def differences(here, env):
     return out
 
 
-def check(top, here=None):
-    """Lines naming each run under top made on another machine."""
+def run_reclaim_policy(env):
+    """pause or keep: what the run did with the host's page-cache reclaim."""
+    return (env.get("host_reclaim") or {}).get("policy", "keep")
+
+
+def check(top, here=None, reclaim_policy=None):
+    """Lines naming each run under top made on another machine (or, given
+    reclaim_policy, with the host's page-cache reclaim handled otherwise)."""
     here = here or identity()
     lines = []
     for d, _, files in os.walk(top):
@@ -79,6 +93,8 @@ def check(top, here=None):
             lines.append("%s: unreadable (%s)" % (path, e))
             continue
         diff = differences(here, env)
+        if reclaim_policy and run_reclaim_policy(env) != reclaim_policy:
+            diff.append(("host_reclaim", run_reclaim_policy(env), reclaim_policy))
         if diff:
             lines.append("%s: %s" % (os.path.relpath(path, top), "; ".join(
                 "%s was %s, here %s" % x for x in diff)))
@@ -90,12 +106,14 @@ def main(argv):
         json.dump(identity(), sys.stdout)
         print()
         return 0
-    if argv[:1] == ["check"] and len(argv) == 2:
-        lines = check(argv[1])
+    if argv[:1] == ["check"] and len(argv) == 2 or (
+            len(argv) == 4 and argv[0] == "check" and argv[2] == "--host-reclaim"
+            and argv[3] in ("pause", "keep")):
+        lines = check(argv[1], reclaim_policy=argv[3] if len(argv) == 4 else None)
         for line in lines:
             print(line)
         return 1 if lines else 0
-    print(__doc__.split("\n\n")[0] + "\nusage: machine.py id | machine.py check DIR", file=sys.stderr)
+    print(__doc__.split("\n\n")[0] + "\nusage: machine.py id | machine.py check DIR [--host-reclaim pause|keep]", file=sys.stderr)
     return 2
 
 

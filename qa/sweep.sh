@@ -98,10 +98,17 @@ esac
 # A sweep resumed in a later session may be on another machine; its
 # medians would then mix two machines (qa/machine.py says why). Checked
 # before anything is written there.
-if ((!report_only)) && [[ -d $results ]] && ! other=$("$QA_DIR/machine.py" check "$results"); then
-  die "$results holds runs made on another machine than this one:
+# The same for the host's page-cache reclaim, paused or kept (bench.sh
+# --host-reclaim, pause unless the bench options say otherwise).
+reclaim=pause
+for ((i = 0; i < ${#bench_extra[@]}; i++)); do
+  [[ ${bench_extra[i]} == --host-reclaim ]] && reclaim=${bench_extra[i + 1]:-}
+done
+[[ $reclaim == pause || $reclaim == keep ]] || die "--host-reclaim takes pause or keep, not '$reclaim'"
+if ((!report_only)) && [[ -d $results ]] && ! other=$("$QA_DIR/machine.py" check "$results" --host-reclaim "$reclaim"); then
+  die "$results holds runs made on another machine than this one, or with the host's page-cache reclaim handled otherwise (--host-reclaim $reclaim):
 $other
-a median over repeats from two machines measures the machines: give a new --results (the runs there make their own table)"
+a median over repeats made under two conditions measures the conditions: give a new --results (the runs there make their own table), or the --host-reclaim its runs had"
 fi
 
 # What the sweep's labels need: the merge cache's geometry of this build.

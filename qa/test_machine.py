@@ -4,10 +4,13 @@ is named, fields a run did not record are not held against it."""
 
 import json
 import os
+import subprocess
 import tempfile
 import unittest
 
 import machine
+
+QA = os.path.dirname(os.path.abspath(__file__))
 
 HERE = {"machine_id": "m1", "kernel": "6.18.44-a", "cpu_model": "EPYC", "cpus": 2, "mem_gib": 23.5}
 
@@ -42,6 +45,26 @@ class Check(unittest.TestCase):
         with open(os.path.join(self.tmp.name, "r", "env.json"), "w") as f:
             f.write("{")
         self.assertIn("unreadable", machine.check(self.tmp.name, HERE)[0])
+
+    def test_host_reclaim_policy(self):
+        self.env("p/rep1", **HERE)                                   # before the option: kept
+        self.env("p/rep2", **dict(HERE, host_reclaim={"policy": "keep", "active": True}))
+        self.assertEqual(machine.check(self.tmp.name, HERE), [])     # not asked: not compared
+        self.assertEqual(machine.check(self.tmp.name, HERE, reclaim_policy="keep"), [])
+        got = machine.check(self.tmp.name, HERE, reclaim_policy="pause")
+        self.assertEqual(len(got), 2, got)
+        self.assertIn("p/rep1/env.json: host_reclaim was keep, here pause", got)
+
+    def test_sweep_refuses_a_directory_of_other_conditions(self):
+        # Only refusals: a sweep that passes the check goes on to run.
+        self.env("p/rep1", **HERE)
+        for extra, says in (([], "host_reclaim was keep, here pause"),
+                            (["--host-reclaim", "off"], "--host-reclaim takes pause or keep")):
+            with self.subTest(extra=extra):
+                p = subprocess.run([os.path.join(QA, "sweep.sh"), "--results", self.tmp.name, "--"] + extra,
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
+                self.assertNotEqual(p.returncode, 0, p.stdout)
+                self.assertIn(says, p.stdout)
 
     def test_identity_has_every_field(self):
         ident = machine.identity()

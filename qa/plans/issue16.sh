@@ -22,8 +22,10 @@ sweep() { "$QA/sweep.sh" --repeat 3 --runtime 120 --distribution uniform --stop-
 #    20261128-i16-repl-8G were made on another machine, where mimstore was
 #    CPU-bound at 811 IOPS (1,925 here): this machine's three make their own
 #    table (sweep.sh refuses to mix machines in one directory)
+#    Its repeats ran with the host's page-cache reclaim on (before bench.sh
+#    paused it): the rest of the table too (sweep.sh refuses a mix)
 sweep --points 8G:2G --warmup 60 --results "$root/i16-repl-8G-b" \
-  -- --osds 3 --pool-size 2 --rw randwrite,randrw:50 --size 4k,8k --hdd-size 16G
+  -- --osds 3 --pool-size 2 --rw randwrite,randrw:50 --size 4k,8k --hdd-size 16G --host-reclaim keep
 # 2. Filesystem workloads, the OSDs' memory bounded alike (2 GiB each:
 #    BlueStore's osd_memory_target 1.5 GiB; the page-cache stores' object
 #    cache within the same 2 GiB), so no store reads from this host's 24 GiB;
@@ -32,7 +34,13 @@ sweep --points 4G:4G --warmup 300 --results "$root/i16-fs-4G-osdmem2G" \
   -- --rw varmail,fileserver --hdd-size 8G --osd-mem 2G
 # 3. Read-after-write in the merge window with the mincore gap probe
 #    (736b9c2; 20261127-i16-readback was made before it); ~25 min each
+#    (its repeats 1-2 with the host's reclaim on: so the third)
 sweep --points 2G:4G --runtime 180 --warmup 60 --results "$root/i16-readback-probe" \
+  -- --rw readback --host-reclaim keep
+#    ... the same with the reclaim paused (bench.sh's default since
+#    2026-11-29): the stall's reads were of data written back a minute
+#    before, which the host's DAMON had taken out of the page cache
+sweep --points 2G:4G --runtime 180 --warmup 60 --results "$root/i16-readback-paused" \
   -- --rw readback
 #    ... and over a window of several write-back cycles: on the faster
 #    second machine the 180 s window holds one 26 s stall (its README);
