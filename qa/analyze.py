@@ -46,8 +46,9 @@ STAT_FIELDS = ["read_ios", "read_merges", "read_sectors", "read_ticks",
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
-def load_fio_log(path, ddirs=(1,)):
-    """[(t_ms, value)] for the given directions of a fio log (0 read, 1 write)."""
+def load_fio_log(path, ddirs=(1,), keep_ddir=False):
+    """[(t_ms, value)] for the given directions of a fio log (0 read, 1 write);
+    [(t_ms, value, ddir)] with keep_ddir."""
     out = []
     if not os.path.exists(path):
         if not os.path.exists(path + ".gz"):
@@ -63,8 +64,35 @@ def load_fio_log(path, ddirs=(1,)):
             except ValueError:
                 continue
             if ddir in ddirs:
-                out.append((t, v))
+                out.append((t, v, ddir) if keep_ddir else (t, v))
     return out
+
+
+# A readback batch is 32 reads; a random mix's runs of reads are short.
+READ_RUN_FLAG = 1000
+
+
+def longest_read_run(ios, start_s):
+    """The longest run of reads in a row among a mixed workload's I/Os
+    [(t_ms, v, ddir)] in completion order, when it is READ_RUN_FLAG or
+    longer: {"reads", "from_s", "to_s"} (window seconds), else None.
+
+    At the end of each pass over the image, fio verifies every write its
+    verify backlog left unverified: a read-back run that finishes a pass in
+    its window (at 2 GiB, 137,280 reads in a row; only the fastest store
+    gets there) has a read-only phase of old data the others do not."""
+    best, run, first = None, 0, None
+    for t_ms, _, ddir in ios:
+        if ddir == 0:
+            if run == 0:
+                first = t_ms
+            run += 1
+            if run >= READ_RUN_FLAG and (best is None or run > best["reads"]):
+                best = {"reads": run, "from_s": round(first / 1000.0 - start_s, 1),
+                        "to_s": round(t_ms / 1000.0 - start_s, 1)}
+        else:
+            run = 0
+    return best
 
 
 def per_second_from_ios(ios, start_s, seconds):
@@ -438,7 +466,8 @@ def _client_fio(rundir):
     ops = writes + reads
     main_dir = wr or rd or _direction({"total_ios": 1, "iops": 0.0, "bw_bytes": 0})
 
-    clat_log = load_fio_log(os.path.join(rundir, "fio_clat.1.log"), ddirs=(0, 1))
+    clat_log3 = load_fio_log(os.path.join(rundir, "fio_clat.1.log"), ddirs=(0, 1), keep_ddir=True)
+    clat_log = [(t, v) for t, v, _ in clat_log3]
     if os.path.exists(os.path.join(rundir, "fio_iops.1.log")):     # legacy averaged logs
         iops_series = per_second(load_fio_log(os.path.join(rundir, "fio_iops.1.log")), start, seconds, 0.0)
         lat_series = per_second(clat_log, start, seconds, None)
@@ -459,6 +488,7 @@ def _client_fio(rundir):
         # sanity: the per-second series should add up to the I/Os fio counted
         "series_sum_over_ops": (sum(iops_series) / ops) if ops else None,
         "errors": job.get("error", 0),
+        "read_run": longest_read_run(clat_log3, start) if reads and writes else None,
     }
     return client, start, end, iops_series, lat_series
 

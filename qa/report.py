@@ -199,6 +199,16 @@ def stall_note(r):
         st["zero_seconds"], st["seconds"], ", ".join(parts))
 
 
+def read_run_note(r):
+    """A mixed run's long read-only phase (analyze.longest_read_run)."""
+    rr = r["client"].get("read_run")
+    if not rr:
+        return ""
+    return ("; **%d reads in a row, no write, from second %.0f to %.0f**: fio's verify at the end of "
+            "a pass over the image (a store that does not finish a pass in the window has no such phase)"
+            % (rr["reads"], rr["from_s"], rr["to_s"]))
+
+
 def mem_note(r):
     """Where the OSDs' memory was at the end of the window (analyze.mem_snapshot)."""
     at = (r.get("memory") or {}).get("at_end")
@@ -578,7 +588,7 @@ def main(argv=None):
             md.append("- %s: per-second IOPS %s..%s, 10 s moving average %s..%s; %s; "
                       "HDD flushes %s/cw; NVMe writes %s KiB/cw, %s B per client byte written, "
                       "%s per byte the OSDs were asked to write (%s passes over the journal/DB device); "
-                      "OSD CPU %s%% = %s CPU-s per 1000 client ops, machine CPU busy %s%%%s%s%s%s" % (
+                      "OSD CPU %s%% = %s CPU-s per 1000 client ops, machine CPU busy %s%%%s%s%s%s%s" % (
                           r["profile"], fmt(ps.get("min"), "%.0f"), fmt(ps.get("max"), "%.0f"),
                           fmt(ps.get("ma10_min"), "%.0f"), fmt(ps.get("ma10_max"), "%.0f"), fr,
                           fmt(r["hdd"]["per_client_write"].get("flushes"), "%.3f"),
@@ -589,7 +599,7 @@ def main(argv=None):
                           fmt(r["cpu"].get("osd_cpu_pct_total"), "%.0f"),
                           fmt(r["cpu"].get("osd_cpu_s_per_kop"), "%.2f"),
                           fmt(r["cpu"].get("system_busy_pct"), "%.0f"),
-                          emu_note(r), perf_note(r), stall_note(r), mem_note(r)))
+                          emu_note(r), perf_note(r), stall_note(r), read_run_note(r), mem_note(r)))
         md.append("")
     if ratios:
         md += ["## Ratios, %s to the others (same run)" % subject, "",

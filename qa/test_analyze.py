@@ -379,6 +379,7 @@ class AnalyseMixedRunTest(AnalyseRunTest):
         self.assertAlmostEqual(c["iops_mean"], 95.0)
         self.assertEqual(r["series"]["iops"], [150, 150, 150, 150, 50, 0, 0, 100, 100, 100])
         self.assertAlmostEqual(c["series_sum_over_ops"], 1.0)
+        self.assertIsNone(c["read_run"])                             # 250 reads in a row: a mix
         self.assertAlmostEqual(c["read"]["lat_ms"]["p99"], 80.0)
         self.assertAlmostEqual(c["lat_ms"]["p99"], 2000.0)          # the writes'
         self.assertAlmostEqual(r["hdd"]["per_client_read"]["read_requests"], 0.5)
@@ -386,6 +387,29 @@ class AnalyseMixedRunTest(AnalyseRunTest):
         self.assertEqual(r["nvme"]["osd_write_bytes"], 2 * 700 * 4096)
         self.assertAlmostEqual(r["nvme"]["write_bytes_per_osd_byte"], 1.0)
         self.assertAlmostEqual(r["cpu"]["osd_cpu_s_per_kop"], 100.0 / analyze.CLK_TCK / 0.95)
+
+
+class ReadRunTest(unittest.TestCase):
+    """fio's end-of-pass verify: a long run of reads with no write."""
+
+    def ios(self, pattern, start_ms=100000):
+        out, t = [], start_ms
+        for ddir, n in pattern:
+            for _ in range(n):
+                out.append((t, 1e6, ddir))
+                t += 1
+        return out
+
+    def test_long_run_is_found_and_placed(self):
+        ios = self.ios([(1, 32), (0, 32)] * 10 + [(1, 5), (0, 2500), (1, 32), (0, 1200)])
+        got = analyze.longest_read_run(ios, 100.0)
+        self.assertEqual(got["reads"], 2500)
+        self.assertAlmostEqual(got["from_s"], 0.6, places=1)     # after 645 I/Os of 1 ms
+        self.assertAlmostEqual(got["to_s"], 3.1, places=1)
+
+    def test_batches_and_short_runs_are_not(self):
+        ios = self.ios([(1, 32), (0, 32)] * 50 + [(1, 1), (0, analyze.READ_RUN_FLAG - 1)])
+        self.assertIsNone(analyze.longest_read_run(ios, 100.0))
 
 
 class VerifyReadsTest(unittest.TestCase):

@@ -82,6 +82,13 @@ class ReportTest(unittest.TestCase):
         # a run without perf samples says nothing of them
         self.assertEqual(1, md.count("s at 0 IOPS (in all"))
 
+    def test_read_run_note(self):
+        md = self._report_after(lambda r: r["client"].update(
+            read_run={"reads": 137280, "from_s": 83.7, "to_s": 154.8}))
+        self.assertIn("**137280 reads in a row, no write, from second 84 to 155**: fio's verify", md)
+        md = self._report_after(lambda r: r["client"].update(read_run=None))
+        self.assertNotIn("reads in a row", md)
+
     def test_mem_note(self):
         at_end = {"osd.0": {"heap_mb": {"in_use": 300.0}, "tcmalloc_free_mb": 64.0,
                             "mempools_total_mb": 110.0,

@@ -32,20 +32,14 @@ sweep --points 8G:2G --warmup 60 --results "$root/i16-repl-8G-b" \
 #    ~75 min each
 sweep --points 4G:4G --warmup 300 --results "$root/i16-fs-4G-osdmem2G" \
   -- --rw varmail,fileserver --hdd-size 8G --osd-mem 2G
-# 3. Read-after-write in the merge window with the mincore gap probe
-#    (736b9c2; 20261127-i16-readback was made before it); ~25 min each
-#    (its repeats 1-2 with the host's reclaim on: so the third)
-sweep --points 2G:4G --runtime 180 --warmup 60 --results "$root/i16-readback-probe" \
-  -- --rw readback --host-reclaim keep
-#    ... the same with the reclaim paused (bench.sh's default since
-#    2026-11-29): the stall's reads were of data written back a minute
-#    before, which the host's DAMON had taken out of the page cache
-sweep --points 2G:4G --runtime 180 --warmup 60 --results "$root/i16-readback-paused" \
-  -- --rw readback
-#    ... and over a window of several write-back cycles: on the faster
-#    second machine the 180 s window holds one 26 s stall (its README);
-#    ~55 min each
-sweep --points 2G:4G --runtime 600 --warmup 60 --results "$root/i16-readback-probe-600s" \
+# 3. Read-after-write in the merge window, on an image that no store
+#    writes a whole pass of within warm-up + window: at the end of each
+#    pass over the image fio verifies every write its backlog left
+#    unverified (137,280 and 115,288 reads in the 2 GiB table, which only
+#    mimstore reached: 20261128-i16-readback-probe). 8 GiB is 2,097,152
+#    blocks, 262 s at mimstore's best 8,000 writes/s; 2,048 objects still
+#    fit the 4,096 slots of one merge generation. ~25 min each
+sweep --points 8G:4G --runtime 180 --warmup 60 --results "$root/i16-readback-8G" \
   -- --rw readback
 # 4. 64 KiB random reads and mixes on a half-full disk (~50 min each)
 sweep --points 16G:4G --warmup 60 --results "$root/i16-mixes64k-16G-hdd32G" \
