@@ -26,13 +26,7 @@ sweep() { "$QA/sweep.sh" --repeat 3 --runtime 120 --distribution uniform --stop-
 #    paused it): the rest of the table too (sweep.sh refuses a mix)
 sweep --points 8G:2G --warmup 60 --results "$root/i16-repl-8G-b" \
   -- --osds 3 --pool-size 2 --rw randwrite,randrw:50 --size 4k,8k --hdd-size 16G --host-reclaim keep
-# 2. Filesystem workloads, the OSDs' memory bounded alike (2 GiB each:
-#    BlueStore's osd_memory_target 1.5 GiB; the page-cache stores' object
-#    cache within the same 2 GiB), so no store reads from this host's 24 GiB;
-#    ~75 min each
-sweep --points 4G:4G --warmup 300 --results "$root/i16-fs-4G-osdmem2G" \
-  -- --rw varmail,fileserver --hdd-size 8G --osd-mem 2G
-# 3. Read-after-write in the merge window, on an image that no store
+# 2. Read-after-write in the merge window, on an image that no store
 #    writes a whole pass of within warm-up + window: at the end of each
 #    pass over the image fio verifies every write its backlog left
 #    unverified (137,280 and 115,288 reads in the 2 GiB table, which only
@@ -41,10 +35,25 @@ sweep --points 4G:4G --warmup 300 --results "$root/i16-fs-4G-osdmem2G" \
 #    fit the 4,096 slots of one merge generation. ~25 min each
 sweep --points 8G:4G --runtime 180 --warmup 60 --results "$root/i16-readback-8G" \
   -- --rw readback
-# 4. 64 KiB random reads and mixes on a half-full disk (~50 min each)
-sweep --points 16G:4G --warmup 60 --results "$root/i16-mixes64k-16G-hdd32G" \
-  -- --rw randread,randrw:50,randrw:33 --size 64k --hdd-size 32G
-# 5. Random writes on disks sized to the data (half full), the sweep's
+# 3. Random reads and mixes, 4 KiB, as 20261128-i16-mixes-16G-hdd32G but
+#    with the host's page-cache reclaim paused and each OSD's memory
+#    bounded alike (2 GiB: BlueStore's osd_memory_target 1.5 GiB, the
+#    page-cache stores' page cache within the same cgroup): that table's
+#    one loss (random reads 0.83x BlueStore) was measured with the reclaim
+#    dropping the page-cache stores' data a minute after use. ~50 min each
+sweep --points 16G:4G --warmup 60 --results "$root/i16-mixes-16G-hdd32G-osdmem2G" \
+  -- --rw randread,randrw:50,randrw:33 --size 4k --hdd-size 32G --osd-mem 2G
+# 4. Filesystem workloads, the OSDs' memory bounded alike (2 GiB each:
+#    BlueStore's osd_memory_target 1.5 GiB; the page-cache stores' object
+#    cache within the same 2 GiB), so no store reads from this host's 24 GiB;
+#    ~75 min each
+sweep --points 4G:4G --warmup 300 --results "$root/i16-fs-4G-osdmem2G" \
+  -- --rw varmail,fileserver --hdd-size 8G --osd-mem 2G
+# 5. 64 KiB random reads and mixes on a half-full disk, memory bounded as
+#    in 3 (~50 min each)
+sweep --points 16G:4G --warmup 60 --results "$root/i16-mixes64k-16G-hdd32G-osdmem2G" \
+  -- --rw randread,randrw:50,randrw:33 --size 64k --hdd-size 32G --osd-mem 2G
+# 6. Random writes on disks sized to the data (half full), the sweep's
 #    points; against the 1 TiB disks of 20261126-sweep
 sweep --points 2G:4G,16G:4G,64G:1G --warmup 60 --results "$root/i16-writes-hdd2x" \
   -- --rw randwrite --size 4k --hdd-size 2x
