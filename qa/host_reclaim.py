@@ -84,9 +84,10 @@ def _scheme(ctx, path):
     }
 
 
-def show(root=ROOT):
+def show(root=None):
     """The kdamonds that are on, each with its reclaiming schemes, and
     whether DAMON_RECLAIM is enabled."""
+    root = root or ROOT
     out = {"kdamonds": [], "damon_reclaim": None}
     base = os.path.join(root, "kernel", "mm", "damon", "admin", "kdamonds")
     for k in _dirs(base):
@@ -131,9 +132,10 @@ def _write(path, value):
         f.write(value)
 
 
-def pause(statefile, root=ROOT):
+def pause(statefile, root=None):
     """Turn off what show() finds, after recording it in statefile (so a
     pause that fails half way can still be undone)."""
+    root = root or ROOT
     state = show(root)
     with open(statefile, "w") as f:
         json.dump(state, f)
@@ -145,9 +147,10 @@ def pause(statefile, root=ROOT):
     return state
 
 
-def resume(statefile, root=ROOT):
+def resume(statefile, root=None):
     """Turn on again what pause() turned off; a missing statefile is a
     pause that never ran."""
+    root = root or ROOT
     try:
         with open(statefile) as f:
             state = json.load(f)
@@ -173,7 +176,16 @@ def main(argv):
         print(summary(show()))
         return 0
     if len(argv) == 2 and argv[0] == "pause":
-        print(summary(pause(argv[1])))
+        try:
+            st = pause(argv[1])
+        except OSError as e:
+            print("cannot pause it: %s" % e)
+            return 1
+        left = show()
+        if active(left):
+            print("still running after the pause: %s" % summary(left))
+            return 1
+        print(summary(st))
         return 0
     if len(argv) == 2 and argv[0] == "resume":
         st = resume(argv[1])

@@ -4,6 +4,8 @@ a running DAMON pageout scheme is found and described, other actions and
 stopped kdamonds are not, and pause / resume turn exactly what was found
 off and on again. Ceph-free; the real /sys is never written."""
 
+import contextlib
+import io
 import json
 import os
 import tempfile
@@ -85,6 +87,16 @@ class HostReclaim(unittest.TestCase):
         self.assertEqual((state_of(on), state_of(off)), ("on", "off"))   # 1 was never ours
         self.assertTrue(host_reclaim.show(self.root)["damon_reclaim"])
         self.assertFalse(os.path.exists(self.statefile))
+
+    def test_pause_command_fails_when_it_cannot_stop_it(self):
+        # a kdamond that does not stop: the command says so and fails
+        kdamond(self.root, 0, "on", [("pageout", 12)])
+        for name, value in (("ROOT", self.root), ("_write", lambda path, v: None)):
+            self.addCleanup(setattr, host_reclaim, name, getattr(host_reclaim, name))
+            setattr(host_reclaim, name, value)
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            self.assertEqual(host_reclaim.main(["pause", self.statefile]), 1)
+        self.assertIn("still running after the pause", out.getvalue())
 
     def test_resume_without_a_pause_does_nothing(self):
         k = kdamond(self.root, 0, "off", [("pageout", 12)])
