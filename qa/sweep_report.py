@@ -104,7 +104,8 @@ def points(loaded):
     for img, nvme, rep, res in loaded:
         for run in res.get("runs", []):
             key = (img, nvme, run["workload"].get("name") or run["workload"]["distribution"])
-            pt = pts.setdefault(key, {"reps": {}, "flushes": {}, "series_sum": [], "windows": set()})
+            pt = pts.setdefault(key, {"reps": {}, "flushes": {}, "series_sum": [], "windows": set(),
+                                      "read_runs": []})
             w = run["workload"]
             if w.get("runtime") is not None:
                 pt["windows"].add("%s+%s" % (w.get("warmup", "?"), w["runtime"]))
@@ -112,6 +113,9 @@ def points(loaded):
             fc = flush_cycles(run)
             if fc is not None:
                 pt["flushes"].setdefault(rep, {})[run["profile"]] = fc
+            rr = run["client"].get("read_run")
+            if rr:      # analyze.longest_read_run: fio's end-of-pass verify
+                pt["read_runs"].append("%s rep %d: %d" % (run["profile"], rep, rr["reads"]))
             s = run["client"].get("series_sum_over_ops", run["client"].get("series_sum_over_writes"))
             if s is not None:
                 pt["series_sum"].append(s)
@@ -150,6 +154,7 @@ def summarise(pts, slots, subject=SUBJECT):
                      # directory may come from commands with different windows
                      "window": ", ".join(sorted(pt["windows"])) or None,
                      "short_window": bool(fl) and min(fl) < MIN_FLUSH_CYCLES,
+                     "read_runs": pt.get("read_runs", []),
                      "series_sum_min": min(pt["series_sum"]) if pt["series_sum"] else None,
                      "series_sum_max": max(pt["series_sum"]) if pt["series_sum"] else None})
     return rows
@@ -194,6 +199,9 @@ def markdown(rows, plan):
         img = r["image"] + (" *fits one merge generation*" if r["fits_one_generation"] else "")
         wl = r["workload"] + (" *fewer than %d flush cycles in the window*" % MIN_FLUSH_CYCLES
                               if r["short_window"] else "")
+        if r.get("read_runs"):
+            wl += (" *reads in a row (fio's verify at the end of a pass; the others may not reach "
+                   "one): %s*" % "; ".join(r["read_runs"]))
         cells = [img, r["nvme"], wl, r.get("window") or "-"]
         cells += [fmt_range(r["iops"][p]) if p in r["iops"] else "-" for p in profiles]
         cells += [fmt_range(r["ratios"][p], "%.2f") if p in r["ratios"] else "-" for p in others]

@@ -169,6 +169,17 @@ class SubjectAndWindowTest(unittest.TestCase):
         off["perf"] = {"available": True, "highlights": {"osd.0": {"mimstore.direct_nomerge": 9}}}
         self.assertIsNone(sweep_report.flush_cycles(off))
 
+    def test_a_read_only_phase_marks_the_point(self):
+        run = _run("mimstore", "uniform", 11000)
+        run["client"]["read_run"] = {"reads": 137280, "from_s": 83.7, "to_s": 154.8}
+        self._write("2G", 1, [run, _run("bluestore-hybrid", "uniform", 560)])
+        self._write("2G", 2, [_run("mimstore", "uniform", 9000), _run("bluestore-hybrid", "uniform", 570)])
+        (row,) = self._rows({})
+        self.assertEqual(row["read_runs"], ["mimstore rep 1: 137280"])
+        self.assertIn("randwrite-4k-t8-uniform *reads in a row (fio's verify at the end of a pass; "
+                      "the others may not reach one): mimstore rep 1: 137280*",
+                      sweep_report.markdown([row], {}))
+
     def test_no_perf_counters_is_not_called_short(self):
         self._write("2G", 1, [_run("mimstore", "uniform", 1700),
                               _run("bluestore-hybrid", "uniform", 280)])
