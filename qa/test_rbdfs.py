@@ -15,19 +15,20 @@ import unittest
 
 QA = os.path.dirname(os.path.abspath(__file__))
 LIMIT = 256 << 20
-CGROUP = "/sys/fs/cgroup/memory/mimstore-fsclient"
+MEMCG = "/sys/fs/cgroup/memory"
 
 # One bash: the library's functions, then the steps; each step prints
 # "key value" lines the test reads.
 SCRIPT = r"""
 set -euo pipefail
 source "$QA/lib/common.sh"; source "$QA/lib/testbed.sh"; source "$QA/lib/rbdfs.sh"
-TB_STATE=$WORK/state
+TB_STATE=$WORK/state TB_ID=$TBID
 RBDFS_LOOP=$LOOP
 bdi=/sys/block/$(basename "$LOOP")/bdi
 rbdfs_client_limit "$LIMIT" >&2
 echo "strict_limit $(cat "$bdi/strict_limit")"
 echo "max_bytes $(cat "$bdi/max_bytes")"
+echo "cgroup $RBDFS_CGROUP"
 echo "cg_limit $(cat "$RBDFS_CGROUP/memory.limit_in_bytes")"
 echo "recorded $(grep -c "^cgroup $RBDFS_CGROUP" "$TB_STATE")"
 # the child's cgroup, then 3x the limit written through the page cache
@@ -53,8 +54,11 @@ def need(cond, what):
 class ClientMemory(unittest.TestCase):
     def setUp(self):
         need(os.geteuid() == 0, "not root")
-        need(os.path.isdir(os.path.dirname(CGROUP)), "no cgroup-v1 memory controller at %s" % os.path.dirname(CGROUP))
-        need(not os.path.exists(CGROUP), "%s exists: a benchmark's client is running (or a run left it)" % CGROUP)
+        need(os.path.isdir(MEMCG), "no cgroup-v1 memory controller at %s" % MEMCG)
+        # the harness names the client's cgroup by the workdir (TB_ID): a
+        # benchmark's never collides with this one
+        self.tbid = "t%d" % os.getpid()
+        self.cgroup = os.path.join(MEMCG, "mimstore-%s-fsclient" % self.tbid)
         need(shutil.which("mkfs.xfs") and shutil.which("losetup"), "no mkfs.xfs or losetup")
         # tmpfs: the test writes ~1 GiB and must not load the disk under a benchmark
         self.work = tempfile.mkdtemp(prefix="mimstore-rbdfs-test-", dir="/dev/shm")
@@ -78,15 +82,15 @@ class ClientMemory(unittest.TestCase):
             except OSError:
                 pass
         subprocess.run(["losetup", "-d", self.loop], capture_output=True)
-        if os.path.isdir(CGROUP):
+        if os.path.isdir(self.cgroup):
             try:
-                os.rmdir(CGROUP)
+                os.rmdir(self.cgroup)
             except OSError:
                 pass
         shutil.rmtree(self.work, ignore_errors=True)
 
     def test_the_client_is_bounded_and_the_bound_is_undone(self):
-        env = dict(os.environ, QA=QA, WORK=self.work, LOOP=self.loop, LIMIT=str(LIMIT))
+        env = dict(os.environ, QA=QA, WORK=self.work, LOOP=self.loop, LIMIT=str(LIMIT), TBID=self.tbid)
         p = subprocess.run(["bash", "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=300)
         self.assertEqual(p.returncode, 0, p.stderr)
         got = dict(line.split(" ", 1) for line in p.stdout.splitlines())
@@ -96,8 +100,9 @@ class ClientMemory(unittest.TestCase):
         self.assertAlmostEqual(int(got["max_bytes"]), LIMIT // 5, delta=LIMIT // 500)
         self.assertEqual(int(got["cg_limit"]), LIMIT)
         self.assertEqual(got["recorded"], "1")    # tb_down removes it after a crash
-        self.assertEqual(got["child_cgroup"], "/mimstore-fsclient")
-        self.assertNotEqual(got["outside_cgroup"], "/mimstore-fsclient")
+        self.assertEqual(got["cgroup"], self.cgroup)
+        self.assertEqual(got["child_cgroup"], "/" + os.path.basename(self.cgroup))
+        self.assertNotEqual(got["outside_cgroup"], "/" + os.path.basename(self.cgroup))
         # 3x its memory written: the cgroup hit its limit, reclaimed, and the
         # writer finished without the OOM killer (the dirty limit leaves
         # clean pages to reclaim)

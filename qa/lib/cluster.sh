@@ -122,11 +122,13 @@ _osd_mem_limit() {
   local mem=${CLUSTER_OSD_MEM:-0} w cg
   ((mem > 0)) || return 0
   for w in $CLUSTER_OSD_PIDS; do
-    cg=$CLUSTER_MEMCG/mimstore-${w%%=*}
+    # named by the workdir (TB_ID), as the test bed's other devices: a run
+    # elsewhere, or the tests, never touch these
+    cg=$CLUSTER_MEMCG/mimstore-$TB_ID-${w%%=*}
     _tb_memcg "$cg" "$mem" "run with --osd-mem 0 to leave the OSDs unbounded"
     echo "${w#*=}" >"$cg/cgroup.procs" || die "cannot move ${w%%=*} (pid ${w#*=}) into $cg"
   done
-  log "OSD memory: $((mem >> 20)) MiB each (memory cgroups $CLUSTER_MEMCG/mimstore-osd.N), osd_memory_target $((mem * 3 / 4 >> 20)) MiB"
+  log "OSD memory: $((mem >> 20)) MiB each (memory cgroups $CLUSTER_MEMCG/mimstore-$TB_ID-osd.N), osd_memory_target $((mem * 3 / 4 >> 20)) MiB"
 }
 
 cceph() { timeout "${CCEPH_TIMEOUT:-60}" ceph --conf "$CEPH_CONF" "$@"; }

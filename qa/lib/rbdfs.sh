@@ -19,7 +19,9 @@ RBDFS_LOOP=""
 RBDFS_PID=""
 # The client's memory (rbdfs_client_limit): a cgroup-v1 memory cgroup for the
 # workload's driver, and the loop device's per-device dirty limit.
-RBDFS_CGROUP=/sys/fs/cgroup/memory/mimstore-fsclient
+# Named by the workdir (TB_ID) when made, as the test bed's other devices.
+RBDFS_MEMCG=${RBDFS_MEMCG:-/sys/fs/cgroup/memory}
+RBDFS_CGROUP=""
 RBDFS_CLIENT_MEM=0   # bytes; 0 = no bound (the host's page cache)
 
 # rbdfs_up CONF POOL IMAGE: mount IMAGE with rbd-fuse, attach a loop device
@@ -72,6 +74,7 @@ rbdfs_client_limit() {
     die "no per-device dirty limit at $bdi (needs Linux 6.2 or later); run with --fs-client-mem 0 to use the host's page cache"
   { echo $((bytes / 5)) >"$bdi/max_bytes" && echo 1 >"$bdi/strict_limit"; } ||
     die "cannot set the dirty limit of $RBDFS_LOOP ($bdi)"
+  RBDFS_CGROUP=$RBDFS_MEMCG/mimstore-${TB_ID:?}-fsclient
   _tb_memcg "$RBDFS_CGROUP" "$bytes" "run with --fs-client-mem 0 to use the host's page cache"
   log "client memory: $((bytes >> 20)) MiB (memory cgroup $RBDFS_CGROUP), at most $((bytes / 5 >> 20)) MiB dirty on $RBDFS_LOOP"
 }
@@ -88,7 +91,9 @@ rbdfs_client_exec() {
 # the next user of it must not find our dirty limit).
 _rbdfs_unlimit() {
   if [[ -n $RBDFS_LOOP ]]; then _tb_dirty_limit_off "$RBDFS_LOOP"; fi
-  if [[ -d $RBDFS_CGROUP ]]; then rmdir "$RBDFS_CGROUP" 2>/dev/null || warn "cannot remove $RBDFS_CGROUP (a client still in it?)"; fi
+  if [[ -n $RBDFS_CGROUP && -d $RBDFS_CGROUP ]]; then
+    rmdir "$RBDFS_CGROUP" 2>/dev/null || warn "cannot remove $RBDFS_CGROUP (a client still in it?)"
+  fi
   RBDFS_CLIENT_MEM=0
 }
 
