@@ -102,7 +102,7 @@ esac
 # --host-reclaim, pause unless the bench options say otherwise).
 reclaim=pause
 for ((i = 0; i < ${#bench_extra[@]}; i++)); do
-  [[ ${bench_extra[i]} == --host-reclaim ]] && reclaim=${bench_extra[i + 1]:-}
+  if [[ ${bench_extra[i]} == --host-reclaim ]]; then reclaim=${bench_extra[i + 1]:-}; fi
 done
 [[ $reclaim == pause || $reclaim == keep ]] || die "--host-reclaim takes pause or keep, not '$reclaim'"
 if ((!report_only)) && [[ -d $results ]] && ! other=$("$QA_DIR/machine.py" check "$results" --host-reclaim "$reclaim"); then
