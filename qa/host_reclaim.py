@@ -12,7 +12,7 @@ not touched for a minute (12 aggregations of 5 s) is reclaimed, up to
 128 MiB/s, with gigabytes free. A FileStore-style store reads its objects
 through the page cache; written-back data that a real OSD host keeps in
 RAM is read again from the disk here a minute later (measured in the
-read-back point: OSD reads of blocks the write back had written 60-130 s
+read-back point: OSD reads of blocks the write back had written 7-130 s
 before, at 0.1-1.2 s each behind the write back). BlueStore's cache is
 anonymous memory, which the scheme leaves alone: the two kinds of store
 are not on equal terms while it runs. qa/bench.sh records it in env.json
@@ -84,13 +84,24 @@ def _scheme(ctx, path):
     }
 
 
+def _kdamonds(root):
+    return os.path.join(root, "kernel", "mm", "damon", "admin", "kdamonds")
+
+
+def _kdamond_state(root, kid):
+    return os.path.join(_kdamonds(root), str(kid), "state")
+
+
+def _damon_reclaim_enabled(root):
+    return os.path.join(root, "module", "damon_reclaim", "parameters", "enabled")
+
+
 def show(root=None):
     """The kdamonds that are on, each with its reclaiming schemes, and
     whether DAMON_RECLAIM is enabled."""
     root = root or ROOT
     out = {"kdamonds": [], "damon_reclaim": None}
-    base = os.path.join(root, "kernel", "mm", "damon", "admin", "kdamonds")
-    for k in _dirs(base):
+    for k in _dirs(_kdamonds(root)):
         if _read(os.path.join(k, "state")) != "on":
             continue
         schemes = []
@@ -102,7 +113,7 @@ def show(root=None):
                     schemes.append(sc)
         if schemes:
             out["kdamonds"].append({"id": int(os.path.basename(k)), "schemes": schemes})
-    enabled = _read(os.path.join(root, "module", "damon_reclaim", "parameters", "enabled"))
+    enabled = _read(_damon_reclaim_enabled(root))
     if enabled is not None:
         out["damon_reclaim"] = enabled == "Y"
     return out
@@ -139,11 +150,10 @@ def pause(statefile, root=None):
     state = show(root)
     with open(statefile, "w") as f:
         json.dump(state, f)
-    base = os.path.join(root, "kernel", "mm", "damon", "admin", "kdamonds")
     for k in state["kdamonds"]:
-        _write(os.path.join(base, str(k["id"]), "state"), "off")
+        _write(_kdamond_state(root, k["id"]), "off")
     if state["damon_reclaim"]:
-        _write(os.path.join(root, "module", "damon_reclaim", "parameters", "enabled"), "N")
+        _write(_damon_reclaim_enabled(root), "N")
     return state
 
 
@@ -156,13 +166,12 @@ def resume(statefile, root=None):
             state = json.load(f)
     except FileNotFoundError:
         return None
-    base = os.path.join(root, "kernel", "mm", "damon", "admin", "kdamonds")
     for k in state["kdamonds"]:
         # DAMON's sysfs keeps a stopped kdamond's parameters: "on" starts
         # it again as it was.
-        _write(os.path.join(base, str(k["id"]), "state"), "on")
+        _write(_kdamond_state(root, k["id"]), "on")
     if state["damon_reclaim"]:
-        _write(os.path.join(root, "module", "damon_reclaim", "parameters", "enabled"), "Y")
+        _write(_damon_reclaim_enabled(root), "Y")
     os.unlink(statefile)
     return state
 
