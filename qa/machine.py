@@ -106,10 +106,11 @@ def main(argv):
         json.dump(identity(), sys.stdout)
         print()
         return 0
-    if argv[:1] == ["check"] and len(argv) == 2 or (
-            len(argv) == 4 and argv[0] == "check" and argv[2] == "--host-reclaim"
-            and argv[3] in ("pause", "keep")):
-        lines = check(argv[1], reclaim_policy=argv[3] if len(argv) == 4 else None)
+    policy = None
+    if len(argv) == 4 and argv[2] == "--host-reclaim" and argv[3] in ("pause", "keep"):
+        argv, policy = argv[:2], argv[3]
+    if argv[:1] == ["check"] and len(argv) == 2:
+        lines = check(argv[1], reclaim_policy=policy)
         for line in lines:
             print(line)
         return 1 if lines else 0
