@@ -624,9 +624,14 @@ run_workload() {   # profile rw bs threads dist
     randrw:*) ropt=(--rw=randrw --rwmixread="${wrw#randrw:}") ;;
     # verify_backlog: each batch of 32 writes is read back and checked right
     # after it completes; serialize_overlap keeps a rewrite of a block from
-    # racing its own verify read.
-    readback) ropt=(--rw=randwrite --verify=crc32c --verify_backlog=32 --verify_fatal=1
-                    --serialize_overlap=1) ;;
+    # racing its own verify read. verify_backlog_batch=64: fio starts a
+    # batch only when the last completed I/O was not a read, and with rbd's
+    # completion order it skipped about a third of them, so each store
+    # verified a different share (0.58-0.70 reads per write); a batch
+    # larger than the backlog drains what a skip left: 1.000 measured
+    # (docs/benchmarking.md, "The end of a pass in `readback`").
+    readback) ropt=(--rw=randwrite --verify=crc32c --verify_backlog=32 --verify_backlog_batch=64
+                    --verify_fatal=1 --serialize_overlap=1) ;;
   esac
   if wl_reads "$wrw"; then
     # Reads start from a cold host page cache (FileStore-style stores read
