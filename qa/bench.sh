@@ -626,7 +626,7 @@ run_workload() {   # profile rw bs threads dist
     # after it completes; serialize_overlap keeps a rewrite of a block from
     # racing its own verify read. verify_backlog_batch=64: fio starts a
     # batch only when the last completed I/O was not a read, and with rbd's
-    # completion order it skipped about a third of them, so each store
+    # completion order about a third of the writes went unverified; each store
     # verified a different share (0.58-0.70 reads per write); a batch
     # larger than the backlog drains what a skip left: 1.000 measured
     # (docs/benchmarking.md, "The end of a pass in `readback`").
