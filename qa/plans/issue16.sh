@@ -58,3 +58,12 @@ sweep --points 4G:4G --warmup 300 --results "$root/i16-fs-4G-osdmem2G" \
 #    points; against the 1 TiB disks of 20261126-sweep
 sweep --points 2G:4G,16G:4G,64G:1G --warmup 60 --results "$root/i16-writes-hdd2x" \
   -- --rw randwrite --size 4k --hdd-size 2x
+# 7. Read-after-write again, 8 GiB, with fio's verify batched so that
+#    every write is read back (bench.sh readback's --verify_backlog_batch
+#    since 2026-11-29: 1.000 reads per write against 0.58-0.70 in
+#    20261129-i16-readback-8G, docs/results/validation/
+#    20261129-readback-verify-batch), and a longer window: that table had
+#    2 flush cycles in 180 s and mimstore still settling (6,200 -> 4,200
+#    IOPS). 120 + 300 s: 4 or more cycles; ~43 min each
+sweep --points 8G:4G --warmup 120 --runtime 300 --results "$root/i16-readback-8G-batch64" \
+  -- --rw readback
