@@ -93,3 +93,14 @@ end=$(date +%s)
 log "build $( [ "$rc" = 0 ] && echo finished || echo FAILED ) in $(( (end - start) / 60 )) min $(( (end - start) % 60 )) s; binaries in $CEPH_BUILD_DIR/bin"
 [ "$rc" = 0 ] || die "ninja failed (exit $rc); see $CEPH_BUILD_DIR/mimstore-build.log"
 touch "$CEPH_BUILD_DIR/.mimstore-build-ok"
+# What the binaries were built from: a benchmark run from another checkout
+# (qa/bench.sh) records it, and says so when the store's source differs
+# from its own (git tree ids of src/ and the patch series: equal across
+# commits that change neither).
+git_in() { git -C "$MIMSTORE_REPO" "$@" 2>/dev/null || echo unknown; }
+cat >"$CEPH_BUILD_DIR/mimstore-built-from.json" <<STAMP
+{"repo": "$MIMSTORE_REPO", "commit": "$(git_in rev-parse HEAD)",
+ "src_tree": "$(git_in rev-parse HEAD:src)", "patches_tree": "$(git_in rev-parse HEAD:cmake/patches)",
+ "worktree_changes": $(git_in status --porcelain --untracked-files=no -- src cmake/patches | wc -l),
+ "built": "$(date '+%Y-%m-%d %H:%M:%S %z')"}
+STAMP

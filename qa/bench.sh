@@ -435,6 +435,9 @@ env = {
   "fs_client": "${fs_client_label:-}" or None,
   "osd_mem": "$osd_mem_label",
 }
+import buildstamp
+matches, why = buildstamp.compare(buildstamp.read("$MIMSTORE_BUILD_DIR"), buildstamp.checkout("$QA_DIR/.."))
+env["build_from"] = {"stamp": buildstamp.read("$MIMSTORE_BUILD_DIR"), "matches_checkout": matches, "detail": why}
 import host_reclaim
 hr = host_reclaim.show()
 env["host_reclaim"] = {"policy": "$host_reclaim", "active": host_reclaim.active(hr),
@@ -449,6 +452,12 @@ if [[ $host_reclaim == pause ]]; then
 fi
 if ((build_busy > 0)); then
   warn "a build (ninja) is running: the CPU is shared, absolute figures are pessimistic"
+fi
+# (env.json's commit is this checkout's; the binaries are the build's)
+if ! msg=$("$PY" "$QA_DIR/buildstamp.py" check "$MIMSTORE_BUILD_DIR" "$QA_DIR/.."); then
+  warn "the Ceph build is not this checkout's store: $msg (env.json build_from; cmake/ceph-build.sh from this checkout makes it so)"
+else
+  log "build: $msg"
 fi
 
 # --- one workload ------------------------------------------------------------------------------

@@ -559,6 +559,8 @@ def main(argv=None):
         md.insert(-1, host_reclaim_line(env))
         if env.get("fs_client"):
             md.insert(-1, "- filesystem workloads: %s" % env["fs_client"])
+        if env.get("build_from", {}).get("matches_checkout") is False:
+            md.append("- **the Ceph build is not this commit's store: %s**" % env["build_from"]["detail"])
         if env.get("ninja_processes_at_start"):
             md.append("- **a build was running during this run: the 2 CPUs were shared, "
                       "CPU-bound figures are pessimistic**")

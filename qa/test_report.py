@@ -127,6 +127,16 @@ class ReportTest(unittest.TestCase):
         self.assertIn("**host page-cache reclaim on: %s**" % found, kept)
         self.assertIn("BlueStore's cache is exempt", kept)
 
+    def test_build_of_another_store_source_is_said(self):
+        detail = "built from 0123456789ab, whose src/ differs from this checkout's (ba9876543210)"
+        env = {"build_from": {"stamp": {}, "matches_checkout": False, "detail": detail}}
+        json.dump(env, open(os.path.join(self.d, "env.json"), "w"))
+        self.assertIn("**the Ceph build is not this commit's store: %s**" % detail,
+                      self._report_after(lambda r: None))
+        env["build_from"]["matches_checkout"] = True
+        json.dump(env, open(os.path.join(self.d, "env.json"), "w"))
+        self.assertNotIn("not this commit's store", self._report_after(lambda r: None))
+
     def test_ratios_include_a_nomerge_variant(self):
         def run(profile, iops, rss):
             return {"profile": profile,
