@@ -100,7 +100,7 @@ int MIMStore::_do_coll_op(const ApplyContext& ac,
     break;
 
   case Transaction::OP_COLL_SET_BITS:
-    r = _set_bits(i.get_cid(op->cid), op->split_bits);
+    r = _set_bits(ac, i.get_cid(op->cid), op->split_bits);
     break;
 
   default:
@@ -440,9 +440,15 @@ int MIMStore::_merge_collection(const ApplyContext& ac,
   return 0;
 }
 
-int MIMStore::_set_bits(const coll_t& cid, int bits)
+int MIMStore::_set_bits(const ApplyContext& ac, const coll_t& cid, int bits)
 {
   dout(15) << __func__ << " " << cid << " bits " << bits << dendl;
+  // The merge before it (PG::merge_from sets the bits after
+  // merge_collection) may be skipped as done, and a later split or
+  // re-create have set other bits: replayed blindly, these would win.
+  if (!_should_apply(ac, cid, nullptr)) {
+    return 0;
+  }
   auto c = colls.get(cid);
   if (!c) {
     return -ENOENT;

@@ -417,7 +417,10 @@ mim::DurabilityHooks MIMStore::_durability_hooks()
            << dendl;
       ceph_abort_msg("mimstore: checkpoint write failed");
     }
-    colls.trim_tombstones(files.get(), cp);
+    // Replay starts at the header's start_sn: the first sn of the batch
+    // holding cp (JournalWriter::trim), which may be below cp. A tombstone
+    // between the two is still needed by a replay from there.
+    colls.trim_tombstones(files.get(), journal->first_live_sn());
     r = written_back->trim(cp);
     if (r < 0) {
       // Left in the DB, they are deleted at the next mount.

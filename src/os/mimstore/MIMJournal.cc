@@ -292,7 +292,10 @@ int MIMJournal::start(sn_t next_sn)
     h.header_seq++;
     h.start_off = dev.geo().normalize(replay_end_off);
   }
-  ceph_assert(h.start_sn == next_sn);
+  // (above the replay's end only after a salvage mount: the new
+  // generation starts there, nothing between is ever written)
+  ceph_assert(h.start_sn <= next_sn);
+  h.start_sn = next_sn;
   h.committed_up_to = next_sn - 1;
   int r = dev.write_header(h);
   if (r < 0) {

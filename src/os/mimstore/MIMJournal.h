@@ -79,7 +79,17 @@ class MIMJournal {
   int replay(const ApplyFn& apply, sn_t* next_sn, std::ostream& err);
   /// After replay, once everything replayed is durable in the data store:
   /// new generation, empty journal starting at next_sn; start the threads.
+  /// next_sn may be above the replay's end (a salvage mount skips the sns
+  /// the damaged entries may have applied: MIMStore::_replay_journal).
   int start(sn_t next_sn);
+  /// After replay(): the sn the evidence says was durable, and maybe
+  /// acknowledged, beyond the replay's end when mount went on past damage
+  /// (mimstore_journal_ignore_corruption); 0 when nothing was skipped.
+  sn_t replay_skipped_acked_up_to() const {
+    return replay_result_valid &&
+        replay_result.end == mim::ScanResult::CORRUPT_ACKED
+      ? replay_result.acked_up_to : 0;
+  }
   /// After replay, REQUIRES: check() found the journal keepable. The
   /// replayed entries stay live (the tail does not move): the writer goes
   /// on in the same generation at the replay's end, after erasing the
@@ -87,7 +97,7 @@ class MIMJournal {
   /// (docs/journal-format.md "Keeping the window"). Start the threads.
   int start_keeping(sn_t next_sn);
   /// The sn of the first live entry (the header's start_sn): the first sn
-  /// replay applies. Between open() and start*().
+  /// a replay would apply.
   sn_t first_live_sn() const {
     mim::MutexLock l(header_lock);
     return header.start_sn;

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "common/debug.h"
@@ -114,6 +115,24 @@ int MIMStore::_read_meta_u64(const string& key, uint64_t* v)
   char* end;
   *v = strtoull(s.c_str(), &end, 10);
   return *end ? -EINVAL : 0;
+}
+
+int MIMStore::_fence_sn(sn_t sn)
+{
+  if (sn <= sn_fence) {
+    return 0;
+  }
+  const sn_t fence = sn + SN_FENCE_STEP;
+  // (write_meta: a temporary file written and fsynced, renamed, the
+  // directory fsynced)
+  int r = write_meta("mimstore_sn_fence", stringify(fence));
+  if (r < 0) {
+    derr << "cannot record the sn fence " << fence << ": "
+         << cpp_strerror(r) << dendl;
+    return r;
+  }
+  sn_fence = fence;
+  return 0;
 }
 
 int MIMStore::_check_format()
@@ -420,8 +439,19 @@ int MIMStore::mkjournal()
       journal->close(true);
     }
     journal = std::make_unique<MIMJournal>(cct, io, conf, nullptr);
+    // Above every sn the object files and the DB may carry: the fence (a
+    // crash leaves mimstore_next_sn, written by umount, behind them).
     uint64_t start = 1;
     _read_meta_u64("mimstore_next_sn", &start);
+    uint64_t fence = 0;
+    if (_read_meta_u64("mimstore_sn_fence", &fence) == 0) {
+      start = std::max(start, fence + 1);
+    } else {
+      dout(0) << "no sn fence recorded (a store last mounted by a mimstore "
+              << "without one): the new journal starts at the last clean "
+              << "stop's sn " << start << dendl;
+    }
+    dout(1) << "mkjournal: the new journal starts at sn " << start << dendl;
     r = journal->create(fsid, start, err);
     if (r == 0) {
       r = journal->close(true);

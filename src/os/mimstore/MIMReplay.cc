@@ -7,6 +7,7 @@
  */
 #include "MIMStore.h"
 
+#include <algorithm>
 #include <iostream>
 #include <sstream>
 
@@ -62,6 +63,7 @@ int MIMStore::_replay_journal()
     return r;
   }
   keep_window = conf.merge && keepable;
+  _read_sn_fence();
   r = written_back->load(journal->first_live_sn());
   if (r < 0) {
     derr << "cannot read the written-back records from the DB: "
@@ -98,6 +100,9 @@ int MIMStore::_replay_journal()
       }
       dout(10) << "replay sn " << sn << " (" << tls.size() << " txns)"
                << dendl;
+      if (_fence_sn(sn) < 0) {
+        return -EIO;
+      }
       if (freeze_at && !replay_froze_at && sn >= freeze_at) {
         _freeze_replayed(freeze_at);
       }
@@ -154,6 +159,29 @@ int MIMStore::_replay_journal()
       return r;
     }
   }
+  next = _first_sn_after_replay(next);
   sequencer.reset(next, conf.queue_max_ops, conf.queue_max_bytes, logger);
   return 0;
+}
+
+void MIMStore::_read_sn_fence()
+{
+  sn_fence = 0;  // (absent: a store last mounted without the fence)
+  _read_meta_u64("mimstore_sn_fence", &sn_fence);
+}
+
+MIMStore::sn_t MIMStore::_first_sn_after_replay(sn_t replay_end)
+{
+  // Past damage (mimstore_journal_ignore_corruption), the entries after it
+  // may have been applied before the stop, their sns stamped on objects:
+  // new ones start above them, or an op would be skipped as done already.
+  const sn_t acked = journal->replay_skipped_acked_up_to();
+  if (!acked) {
+    return replay_end;
+  }
+  const sn_t resume = std::max({replay_end, acked + 1, sn_fence + 1});
+  derr << "sns " << replay_end << " to " << resume - 1 << " are not used "
+       << "again (the entries after the damage may have applied them); new "
+       << "transactions start at sn " << resume << dendl;
+  return resume;
 }

@@ -427,6 +427,12 @@ void MIMStore::_apply_thread()
       _throttle_writeback();  // with merging, the flush thread throttles
     }
     _wait_for_cache_room(txc->write_bytes);
+    if (_fence_sn(txc->sn) < 0) {
+      // Applied without it, its sn could be handed out again after a lost
+      // journal, and the op that got it skipped as done (MIMStore.h).
+      ceph_abort_msg("mimstore: cannot record the sn fence in the data "
+                     "directory");
+    }
     // The sn is durable once its direct part (this hold) has been synced
     // and every write merged for it (a hold each, taken in _write) has been
     // flushed and synced.

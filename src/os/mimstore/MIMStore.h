@@ -300,6 +300,11 @@ class MIMStore : public ObjectStore {
   int _close_all(JournalEnd end);
   int _load_collections();
   int _replay_journal();
+  /// The sn new transactions start at after a replay that ended before
+  /// replay_end: above the fence when the replay went on past damage.
+  sn_t _first_sn_after_replay(sn_t replay_end);
+  /// sn_fence from the meta file (0 when absent), before replay.
+  void _read_sn_fence();
   /// Replay: the writes cached so far become the frozen generation, swept
   /// first once the threads start (the generation a stop interrupted).
   /// REQUIRES: replay (mount thread, no other thread started).
@@ -308,6 +313,10 @@ class MIMStore : public ObjectStore {
   /// (_maybe_freeze, _freeze_replayed).
   void _set_frozen_locked(mim::FlushOrder&& order) MIM_REQUIRES(freeze_lock);
   int _read_meta_u64(const std::string& key, uint64_t* v);
+  /// Before `sn` is applied (live or replayed): if it is above sn_fence,
+  /// raise the fence in the meta file, durably, first. Returns the meta
+  /// write's error.
+  int _fence_sn(sn_t sn);
   /// Refuses a mimstore_format newer than FORMAT (or not a number); sets
   /// births_complete.
   int _check_format();
@@ -499,7 +508,7 @@ class MIMStore : public ObjectStore {
                         const coll_t& dest);
   int _merge_collection(const ApplyContext& ac,
                         const coll_t& cid, uint32_t bits, const coll_t& dest);
-  int _set_bits(const coll_t& cid, int bits);
+  int _set_bits(const ApplyContext& ac, const coll_t& cid, int bits);
   /// A collection's split bits, in memory and on disk (split, merge,
   /// set_bits).
   int _write_bits(Collection* c, int bits);
@@ -681,6 +690,17 @@ class MIMStore : public ObjectStore {
   /// the apply thread, read by submitting threads (the pacer's share).
   std::atomic<sn_t> active_gen_first_sn{1};
   sn_t applying_sn = 0;  ///< apply thread only: the transaction being applied
+  /// No sn above it was ever applied, before or after a crash: the meta
+  /// file's mimstore_sn_fence, raised by SN_FENCE_STEP (one fsync'd file
+  /// write per 16 Mi transactions) before an sn above it is applied. An sn
+  /// is stamped where it applies (replay guards, omap headers, written-back
+  /// records), and an op whose sn is not above a stamp is skipped as done;
+  /// so a journal made without the old one's end (mkjournal after a lost
+  /// journal device, a mount past damage) starts above the fence, not at
+  /// the last clean stop's next sn. Mount thread (replay, mkjournal), then
+  /// apply thread only.
+  sn_t sn_fence = 0;
+  static constexpr sn_t SN_FENCE_STEP = sn_t(1) << 24;
   /// Bound on the cached bytes of both generations (the HTMLL's max_bytes):
   /// mimstore_cache_max_bytes, or with mimstore_merge_data_in_journal half
   /// the journal. Set at mount.

@@ -703,17 +703,15 @@ TEST(MIMStoreJournal, RefusesUnknownVersionAndGarbage)
   EXPECT_LT(s->mount(), 0);
 }
 
-// A bit flip in an entry that later entries prove was acknowledged must
-// make mount refuse, not silently replay up to it.
-TEST(MIMStoreJournal, RefusesCorruptAcknowledgedEntry)
+namespace {
+
+/// In a forked child: mount the store at `d`, create CID, run `body`, then
+/// exit without umount (as kill -9 leaves a store, everything `body`
+/// applied committed). The child's exit status (0: body ran), or 100.
+int in_child(const StoreDir& d,
+             const std::function<void(ObjectStore*,
+                                      ObjectStore::CollectionHandle&)>& body)
 {
-  Conf c = base_conf(false);
-  c.set("mimstore_sync_interval", "100");
-  StoreDir d;
-  {
-    auto s = make_store(d);
-    ASSERT_EQ(0, s->mkfs());
-  }
   pid_t pid = fork_child();
   if (pid == 0) {
     auto s = make_store(d);
@@ -724,23 +722,86 @@ TEST(MIMStoreJournal, RefusesCorruptAcknowledgedEntry)
     Transaction t0;
     t0.create_collection(CID, 0);
     apply(s.get(), ch, std::move(t0));
-    for (int i = 0; i < 50; ++i) {
-      Transaction t;
-      t.write(CID, obj("c"), i * 4096, 4096, pattern(4096, char(i)));
-      apply(s.get(), ch, std::move(t));
-    }
+    body(s.get(), ch);
+    ch->flush();  // applied, not only committed
     _exit(0);
   }
   int status;
   waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  // flip a payload byte of an early entry (the area starts at 8 KiB)
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 100;
+}
+
+/// In a child: `writes` writes to object "src" (sns 2 .. writes + 1), then
+/// an omap key and a clone of it to "copy" (which stamps the clone's sn,
+/// the last, on copy's omap header); die without umount. 0, or the
+/// child's failure.
+int writes_clone_then_die(const StoreDir& d, int writes)
+{
+  return in_child(d, [writes](ObjectStore* s,
+                              ObjectStore::CollectionHandle& ch) {
+    for (int i = 0; i < writes; ++i) {
+      Transaction t;
+      t.write(CID, obj("src"), i * 4096, 4096, pattern(4096, char(i)));
+      apply(s, ch, std::move(t));
+    }
+    Transaction t1;
+    t1.omap_setkeys(CID, obj("src"), {{"before", pattern(8, 'b')}});
+    t1.clone(CID, obj("src"), obj("copy"));
+    apply(s, ch, std::move(t1));
+  });
+}
+
+/// The journal device lost: both header slots zeroed.
+void lose_journal(const StoreDir& d)
+{
+  std::fstream f(d.journal, std::ios::in | std::ios::out | std::ios::binary);
+  std::string zeros(2 * 4096, '\0');
+  f.write(zeros.data(), zeros.size());
+}
+
+/// Set key "after" on "copy", then check both of its keys are there.
+void expect_new_key_lands(ObjectStore* s)
+{
+  auto ch = s->open_collection(CID);
+  ASSERT_TRUE(ch);
+  Transaction t;
+  t.omap_setkeys(CID, obj("copy"), {{"after", pattern(8, 'a')}});
+  ASSERT_EQ(0, apply(s, ch, std::move(t)));
+  std::map<std::string, bufferlist> kv;
+  bufferlist h;
+  ASSERT_EQ(0, s->omap_get(ch, obj("copy"), &h, &kv));
+  EXPECT_EQ(1u, kv.count("before"));
+  EXPECT_EQ(1u, kv.count("after"))
+    << "an omap key set after the new journal was dropped as already "
+    << "applied: its sn is not above the clone's";
+}
+
+}  // namespace
+
+// A bit flip in an entry that later entries prove was acknowledged must
+// make mount refuse, not silently replay up to it. The salvage option
+// mounts with what precedes the damage; the entries after it were applied
+// before the crash, so new transactions do not take their sns again.
+TEST(MIMStoreJournal, RefusesCorruptAcknowledgedEntry)
+{
+  Conf c = base_conf(false);
+  c.set("mimstore_sync_interval", "100");
+  StoreDir d;
+  {
+    auto s = make_store(d);
+    ASSERT_EQ(0, s->mkfs());
+  }
+  ASSERT_EQ(0, writes_clone_then_die(d, 50));
+  // a payload byte of the first write's entry, sn 2 (the area starts at
+  // 8 KiB; the first entry, the collection's create, is a batch of one
+  // block). Entries 3 .. 52 were applied too: the clone's sn, 52, is on
+  // copy's omap header, far above the evidence's committed_up_to.
   corrupt_byte(d.journal, 8192 + 4096 + 100, 0x01);
   auto s = make_store(d);
   EXPECT_EQ(-EIO, s->mount());
-  // the salvage option mounts with what precedes the damage
   c.set("mimstore_journal_ignore_corruption", "true");
   ASSERT_EQ(0, s->mount());
+  ASSERT_NO_FATAL_FAILURE(expect_new_key_lands(s.get()));
   ASSERT_EQ(0, s->umount());
 }
 
@@ -933,16 +994,35 @@ TEST(MIMStoreJournalTools, MkjournalReplacesLostJournal)
   ASSERT_EQ(0, s->mkfs());
   ASSERT_EQ(29, commit_then_die(d, 0, 30));
   ASSERT_EQ(0, s->flush_journal());
-  {
-    std::fstream f(d.journal, std::ios::in | std::ios::out |
-                              std::ios::binary);
-    std::string zeros(2 * 4096, '\0');
-    f.write(zeros.data(), zeros.size());
-  }
+  lose_journal(d);
   EXPECT_LT(s->mount(), 0);
   ASSERT_EQ(0, s->mkjournal());
   ASSERT_EQ(0, s->mount());
   ASSERT_NO_FATAL_FAILURE(expect_committed(s.get(), 29));
+  ASSERT_EQ(0, s->umount());
+}
+
+// A journal lost after a crash: the objects and the DB carry sns applied
+// since the last clean stop, which mimstore_next_sn (written by umount)
+// does not know. The new journal starts above them (the sn fence), or a
+// new op whose sn is not above a stamp is skipped as done: here an omap
+// key set on a clone.
+TEST(MIMStoreJournalTools, MkjournalAfterCrashStartsAboveAppliedSns)
+{
+  Conf c = base_conf(true);
+  long_intervals(c);
+  StoreDir d;
+  auto s = make_store(d);
+  ASSERT_EQ(0, s->mkfs());
+  ASSERT_EQ(0, writes_clone_then_die(d, 20));
+  lose_journal(d);
+  EXPECT_LT(s->mount(), 0);
+  ASSERT_EQ(0, s->mkjournal());
+  ASSERT_EQ(0, s->mount());
+  ASSERT_NO_FATAL_FAILURE(expect_new_key_lands(s.get()));
+  ASSERT_EQ(0, s->umount());
+  ASSERT_EQ(0, s->mount());
+  ASSERT_NO_FATAL_FAILURE(expect_new_key_lands(s.get()));
   ASSERT_EQ(0, s->umount());
 }
 

@@ -16,6 +16,8 @@
  *   SplitCrash / MergeCrash        death at every step of a split or merge:
  *                                  replay completes it without overwriting
  *                                  moved objects with partial copies
+ *   SetBitsAfterMergeNotReplayedOverSplit  the bits a merge set do not
+ *                                  replace a later split's in replay
  *   CloneSourceRemovedLater        replay of a clone whose source was
  *                                  removed later does not stop the mount
  *   RenameRedoesOmap               a rename whose unlink became durable
@@ -97,6 +99,20 @@ std::string read_all(ObjectStore* s, const coll_t& cid, const ghobject_t& o)
     return "<" + cpp_strerror(r) + ">";
   }
   return bl.to_str();
+}
+
+/// Create collections D and C (2 bits each) in one transaction; their
+/// handles.
+std::pair<ObjectStore::CollectionHandle, ObjectStore::CollectionHandle>
+create_two(ObjectStore* s, const coll_t& D, const coll_t& C)
+{
+  auto dh = s->create_new_collection(D);
+  auto ch = s->create_new_collection(C);
+  Transaction t;
+  t.create_collection(D, 2);
+  t.create_collection(C, 2);
+  apply(s, dh, std::move(t));
+  return {dh, ch};
 }
 
 /// Run `body` in a forked child on a mounted store; the child exits 0 when
@@ -185,12 +201,7 @@ TEST_P(MIMStoreOpsCrash, MergeKeepsCachedWritesToDest)
   }
   int st = in_child(d, [&](std::unique_ptr<ObjectStore>& up) {
     ObjectStore* s = up.get();
-    auto dh = s->create_new_collection(D);
-    auto chh = s->create_new_collection(C);
-    Transaction t;
-    t.create_collection(D, 2);
-    t.create_collection(C, 2);
-    apply(s, dh, std::move(t));
+    auto [dh, chh] = create_two(s, D, C);
     Transaction w;
     w.write(D, Y, 0, 4096, fill(4096, 'y'));
     w.write(C, X, 0, 4096, fill(4096, 'x'));
@@ -385,6 +396,49 @@ INSTANTIATE_TEST_SUITE_P(
     }
     return std::string(window_name(std::get<0>(info.param))) + "_" + p;
   });
+
+// Reef's PG::merge_from sets the merged PG's bits after merge_collection,
+// and a later split sets them again. Replayed from before the merge (which
+// is skipped as done: the destination's guard is the split's), the
+// set_bits must be skipped too, or it undoes the split's bits.
+TEST_P(MIMStoreOpsCrash, SetBitsAfterMergeNotReplayedOverSplit)
+{
+  Conf c = slow_conf(GetParam());
+  StoreDir d;
+  const coll_t D = pg(0), C = pg(2), E = pg(1);
+  {
+    auto s = make_store(d);
+    ASSERT_EQ(0, s->mkfs());
+  }
+  int st = in_child(d, [&](std::unique_ptr<ObjectStore>& up) {
+    ObjectStore* s = up.get();
+    auto [dh, chh] = create_two(s, D, C);
+    Transaction m;
+    m.merge_collection(C, D, 1);
+    m.collection_set_bits(D, 1);
+    apply(s, dh, std::move(m));
+    auto eh = s->create_new_collection(E);
+    Transaction sp;
+    sp.create_collection(E, 3);
+    sp.split_collection(D, 3, 1, E);
+    apply(s, dh, std::move(sp));
+    dh->flush();  // applied (not only committed) before the kill
+  });
+  ASSERT_TRUE(exited_ok(st)) << st;
+  auto s = make_store(d);
+  ASSERT_EQ(0, s->mount());
+  auto dh = s->open_collection(D);
+  ASSERT_TRUE(dh);
+  EXPECT_EQ(3, s->collection_bits(dh));
+  dh.reset();
+  ASSERT_EQ(0, s->umount());
+  ASSERT_EQ(0, s->mount());  // and as the files say, not only in memory
+  dh = s->open_collection(D);
+  ASSERT_TRUE(dh);
+  EXPECT_EQ(3, s->collection_bits(dh));
+  dh.reset();
+  ASSERT_EQ(0, s->umount());
+}
 
 // Finding 3: clone A->B, then A and B removed (snapshot trim) and the
 // removal durable while the checkpoint is still before the clone. Replay
