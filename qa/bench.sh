@@ -436,8 +436,9 @@ env = {
   "osd_mem": "$osd_mem_label",
 }
 import buildstamp
-matches, why = buildstamp.compare(buildstamp.read("$MIMSTORE_BUILD_DIR"), buildstamp.checkout("$QA_DIR/.."))
-env["build_from"] = {"stamp": buildstamp.read("$MIMSTORE_BUILD_DIR"), "matches_checkout": matches, "detail": why}
+stamp = buildstamp.read("$MIMSTORE_BUILD_DIR")
+matches, why = buildstamp.compare(stamp, buildstamp.checkout("$QA_DIR/.."))
+env["build_from"] = {"stamp": stamp, "matches_checkout": matches, "detail": why}
 import host_reclaim
 hr = host_reclaim.show()
 env["host_reclaim"] = {"policy": "$host_reclaim", "active": host_reclaim.active(hr),
@@ -453,11 +454,12 @@ fi
 if ((build_busy > 0)); then
   warn "a build (ninja) is running: the CPU is shared, absolute figures are pessimistic"
 fi
-# (env.json's commit is this checkout's; the binaries are the build's)
-if ! msg=$("$PY" "$QA_DIR/buildstamp.py" check "$MIMSTORE_BUILD_DIR" "$QA_DIR/.."); then
-  warn "the Ceph build is not this checkout's store: $msg (env.json build_from; cmake/ceph-build.sh from this checkout makes it so)"
+# (env.json's commit is this checkout's; the binaries are the build's:
+# compared above, when env.json was written)
+if [[ $(jq -r '.build_from.matches_checkout' "$results/env.json") == false ]]; then
+  warn "the Ceph build is not this checkout's store: $(jq -r '.build_from.detail' "$results/env.json") (cmake/ceph-build.sh from this checkout makes it so)"
 else
-  log "build: $msg"
+  log "build: $(jq -r '.build_from.detail' "$results/env.json")"
 fi
 
 # --- one workload ------------------------------------------------------------------------------
