@@ -96,7 +96,8 @@ def longest_read_run(ios, start_s):
 
 
 def per_second_from_ios(ios, start_s, seconds):
-    """Per-second IOPS and mean latency from a per-I/O log [(t_ms, v)].
+    """Per-second IOPS and mean latency from a per-I/O log [(t_ms, v)] (or
+    [(t_ms, v, ddir)]: the direction is ignored).
 
     Second k of the window is [start+k, start+k+1). fio's window start is
     estimated (timestamp_ms - job_runtime) to within some milliseconds, so a
@@ -106,7 +107,7 @@ def per_second_from_ios(ios, start_s, seconds):
     """
     counts = [0] * seconds
     sums = [0.0] * seconds
-    for t_ms, v in ios:
+    for t_ms, v, *_ in ios:
         k = int(math.floor(t_ms / 1000.0 - start_s))
         k = min(max(k, 0), seconds - 1)
         counts[k] += 1
@@ -116,7 +117,8 @@ def per_second_from_ios(ios, start_s, seconds):
 
 
 def per_second(samples, start_s, seconds, fill):
-    """Legacy (averaged logs): put log_avg_msec=1000 samples into 1 s slots.
+    """Legacy (averaged logs): put log_avg_msec=1000 samples [(t_ms, v)] (a
+    third field, the direction, is ignored) into 1 s slots.
 
     Approximate: fio's sample is a mean of rates over sub-windows that had
     completions, stamped when the next sample is due, so the series adds up
@@ -128,7 +130,7 @@ def per_second(samples, start_s, seconds, fill):
     they get `fill` (0 for IOPS: those are the freezes).
     """
     slots = [None] * seconds
-    for t_ms, v in samples:
+    for t_ms, v, *_ in samples:
         k = int(round(t_ms / 1000.0 - start_s)) - 1
         if k < 0 or k > seconds:
             continue
@@ -466,8 +468,9 @@ def _client_fio(rundir):
     ops = writes + reads
     main_dir = wr or rd or _direction({"total_ios": 1, "iops": 0.0, "bw_bytes": 0})
 
-    clat_log3 = load_fio_log(os.path.join(rundir, "fio_clat.1.log"), ddirs=(0, 1), keep_ddir=True)
-    clat_log = [(t, v) for t, v, _ in clat_log3]
+    # One copy of the per-I/O log (millions of tuples in a long run): the
+    # direction is kept for the read-run search, ignored by the series.
+    clat_log = load_fio_log(os.path.join(rundir, "fio_clat.1.log"), ddirs=(0, 1), keep_ddir=True)
     if os.path.exists(os.path.join(rundir, "fio_iops.1.log")):     # legacy averaged logs
         iops_series = per_second(load_fio_log(os.path.join(rundir, "fio_iops.1.log")), start, seconds, 0.0)
         lat_series = per_second(clat_log, start, seconds, None)
@@ -488,7 +491,7 @@ def _client_fio(rundir):
         # sanity: the per-second series should add up to the I/Os fio counted
         "series_sum_over_ops": (sum(iops_series) / ops) if ops else None,
         "errors": job.get("error", 0),
-        "read_run": longest_read_run(clat_log3, start) if reads and writes else None,
+        "read_run": longest_read_run(clat_log, start) if reads and writes else None,
     }
     return client, start, end, iops_series, lat_series
 

@@ -161,7 +161,7 @@ heap_profile=0
 restart_in_sweep=""
 dry=0
 hdd_model=hitachi-7k320
-host_reclaim=pause
+host_reclaim=$HOST_RECLAIM_DEFAULT
 argv=("$@")
 
 while (($#)); do

@@ -99,8 +99,8 @@ esac
 # medians would then mix two machines (qa/machine.py says why). Checked
 # before anything is written there.
 # The same for the host's page-cache reclaim, paused or kept (bench.sh
-# --host-reclaim, pause unless the bench options say otherwise).
-reclaim=pause
+# --host-reclaim, its default unless the bench options say otherwise).
+reclaim=$HOST_RECLAIM_DEFAULT
 for ((i = 0; i < ${#bench_extra[@]}; i++)); do
   if [[ ${bench_extra[i]} == --host-reclaim ]]; then reclaim=${bench_extra[i + 1]:-}; fi
 done

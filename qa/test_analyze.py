@@ -50,6 +50,9 @@ class PerSecondFromIosTest(unittest.TestCase):
         self.assertEqual(iops, [3.0, 0.0, 2.0])
         self.assertEqual(sum(iops), len(ios))
         self.assertEqual(lat, [2e6, None, 5e6])
+        # the log as _client_fio keeps it, with the direction: same series
+        self.assertEqual(analyze.per_second_from_ios([io + (i % 2,) for i, io in enumerate(ios)], T0, 3),
+                         (iops, lat))
 
     def test_boundary_goes_to_the_later_second(self):
         iops, _ = analyze.per_second_from_ios([(int((T0 + 1) * 1000), 1.0)], T0, 3)

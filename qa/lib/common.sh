@@ -24,6 +24,11 @@ MIMSTORE_BUILD_OK=${MIMSTORE_BUILD_OK:-$MIMSTORE_BUILD_DIR/.mimstore-build-ok}
 
 BENCH_WORKDIR=${BENCH_WORKDIR:-/var/tmp/mimstore-bench}
 
+# bench.sh --host-reclaim's default, here so that sweep.sh, which checks a
+# results directory against the policy its runs will have, cannot drift
+# from it (qa/host_reclaim.py says what is paused).
+HOST_RECLAIM_DEFAULT=pause
+
 _ts() { date +%H:%M:%S; }
 log()  { printf '[%s] %s\n' "$(_ts)" "$*" >&2; }
 step() { printf '\n[%s] == %s\n' "$(_ts)" "$*" >&2; }
