@@ -112,9 +112,18 @@ int MIMStore::_read_meta_u64(const string& key, uint64_t* v)
   if (r < 0) {
     return r;
   }
-  char* end;
-  *v = strtoull(s.c_str(), &end, 10);
-  return *end ? -EINVAL : 0;
+  // Digits only: strtoull alone takes "", " 7" and "-1" (as 2^64 - 1).
+  if (s.empty() || s.size() > 20 ||
+      s.find_first_not_of("0123456789") != string::npos) {
+    return -EINVAL;
+  }
+  errno = 0;
+  const uint64_t x = strtoull(s.c_str(), nullptr, 10);
+  if (errno == ERANGE) {
+    return -EINVAL;
+  }
+  *v = x;
+  return 0;
 }
 
 int MIMStore::_fence_sn(sn_t sn)
@@ -443,14 +452,16 @@ int MIMStore::mkjournal()
     // crash leaves mimstore_next_sn, written by umount, behind them).
     uint64_t start = 1;
     _read_meta_u64("mimstore_next_sn", &start);
-    uint64_t fence = 0;
-    if (_read_meta_u64("mimstore_sn_fence", &fence) == 0) {
-      start = std::max(start, fence + 1);
-    } else {
+    r = _read_sn_fence();
+    if (r == -ENOENT) {
       dout(0) << "no sn fence recorded (a store last mounted by a mimstore "
               << "without one): the new journal starts at the last clean "
               << "stop's sn " << start << dendl;
+      r = 0;
+    } else if (r < 0) {
+      goto out;
     }
+    start = std::max(start, sn_fence + 1);
     dout(1) << "mkjournal: the new journal starts at sn " << start << dendl;
     r = journal->create(fsid, start, err);
     if (r == 0) {

@@ -63,7 +63,10 @@ int MIMStore::_replay_journal()
     return r;
   }
   keep_window = conf.merge && keepable;
-  _read_sn_fence();
+  r = _read_sn_fence();
+  if (r < 0 && r != -ENOENT) {
+    return r;
+  }
   r = written_back->load(journal->first_live_sn());
   if (r < 0) {
     derr << "cannot read the written-back records from the DB: "
@@ -164,10 +167,19 @@ int MIMStore::_replay_journal()
   return 0;
 }
 
-void MIMStore::_read_sn_fence()
+int MIMStore::_read_sn_fence()
 {
   sn_fence = 0;  // (absent: a store last mounted without the fence)
-  _read_meta_u64("mimstore_sn_fence", &sn_fence);
+  int r = _read_meta_u64("mimstore_sn_fence", &sn_fence);
+  if (r < 0 && r != -ENOENT) {
+    derr << path << "/mimstore_sn_fence is not an sn (" << cpp_strerror(r)
+         << "); refused: a guess could reuse sns that objects carry, "
+         << "and ops would be skipped as done. Write into it a number "
+         << "above every sn the store applied (the last sn ceph-osd "
+         << "--dump-journal lists, plus " << SN_FENCE_STEP << "), then "
+         << "try again" << dendl;
+  }
+  return r;
 }
 
 MIMStore::sn_t MIMStore::_first_sn_after_replay(sn_t replay_end)

@@ -303,8 +303,10 @@ class MIMStore : public ObjectStore {
   /// The sn new transactions start at after a replay that ended before
   /// replay_end: above the fence when the replay went on past damage.
   sn_t _first_sn_after_replay(sn_t replay_end);
-  /// sn_fence from the meta file (0 when absent), before replay.
-  void _read_sn_fence();
+  /// sn_fence from the meta file, before replay and mkjournal: 0, or
+  /// -ENOENT with sn_fence 0 (a store last mounted without the fence), or
+  /// an error, logged with what to fix (-EINVAL: not a number).
+  int _read_sn_fence();
   /// Replay: the writes cached so far become the frozen generation, swept
   /// first once the threads start (the generation a stop interrupted).
   /// REQUIRES: replay (mount thread, no other thread started).
@@ -312,6 +314,8 @@ class MIMStore : public ObjectStore {
   /// `order` is the frozen generation the flush thread sweeps next
   /// (_maybe_freeze, _freeze_replayed).
   void _set_frozen_locked(mim::FlushOrder&& order) MIM_REQUIRES(freeze_lock);
+  /// A meta file holding a decimal u64: 0, or read_meta's error, or
+  /// -EINVAL when it is not one (*v untouched then).
   int _read_meta_u64(const std::string& key, uint64_t* v);
   /// Before `sn` is applied (live or replayed): if it is above sn_fence,
   /// raise the fence in the meta file, durably, first. Returns the meta

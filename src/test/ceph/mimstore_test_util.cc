@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <sstream>
@@ -154,6 +155,24 @@ pid_t fork_child()
   pid_t pid = fork();
   g_ceph_context->notify_post_fork();
   return pid;
+}
+
+int in_mounted_child(
+  const StoreDir& d,
+  const std::function<void(std::unique_ptr<ObjectStore>&)>& body)
+{
+  pid_t pid = fork_child();
+  if (pid == 0) {
+    auto s = make_store(d);
+    if (s->mount() != 0) {
+      _exit(2);
+    }
+    body(s);
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return status;
 }
 
 StoreState dump_state(ObjectStore* s)

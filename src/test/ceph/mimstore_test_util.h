@@ -5,12 +5,14 @@
  *
  * StoreDir   a scratch directory with a data dir and a journal file
  * Conf       scoped config overrides (restored on destruction)
+ * in_mounted_child  a workload in a forked child that dies without umount
  * dump_state the full observable state of a store, for comparisons
  * InFlight   transactions queued without waiting, then waited for at once
  * RandomTxns random transactions over a small set of objects
  */
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
@@ -99,6 +101,15 @@ void start_with_collection(ObjectStore* s, const coll_t& cid,
 /// fork() with Ceph's service and log threads stopped around it, so the
 /// child starts its own (a forked child has only the forking thread).
 pid_t fork_child();
+
+/// Run `body` in a forked child on the store at `d`, mounted. The child
+/// exits 0 when body returns, without umount (as kill -9 leaves a store
+/// after body's last commit; a body that needs its last transaction
+/// applied, not only committed, flushes its handle), 2 if the mount fails,
+/// or wherever body (a debug hook) exits. Returns the wait status.
+int in_mounted_child(
+  const StoreDir& d,
+  const std::function<void(std::unique_ptr<ObjectStore>&)>& body);
 
 /// Everything a client can observe: per collection, per object, the data,
 /// xattrs, omap header and omap keys/values.

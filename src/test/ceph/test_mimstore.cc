@@ -708,26 +708,19 @@ namespace {
 /// In a forked child: mount the store at `d`, create CID, run `body`, then
 /// exit without umount (as kill -9 leaves a store, everything `body`
 /// applied committed). The child's exit status (0: body ran), or 100.
-int in_child(const StoreDir& d,
-             const std::function<void(ObjectStore*,
-                                      ObjectStore::CollectionHandle&)>& body)
+int in_child_with_cid(
+  const StoreDir& d,
+  const std::function<void(ObjectStore*, ObjectStore::CollectionHandle&)>&
+    body)
 {
-  pid_t pid = fork_child();
-  if (pid == 0) {
-    auto s = make_store(d);
-    if (s->mount()) {
-      _exit(2);
-    }
+  int status = in_mounted_child(d, [&](std::unique_ptr<ObjectStore>& s) {
     auto ch = s->create_new_collection(CID);
     Transaction t0;
     t0.create_collection(CID, 0);
     apply(s.get(), ch, std::move(t0));
     body(s.get(), ch);
     ch->flush();  // applied, not only committed
-    _exit(0);
-  }
-  int status;
-  waitpid(pid, &status, 0);
+  });
   return WIFEXITED(status) ? WEXITSTATUS(status) : 100;
 }
 
@@ -737,8 +730,8 @@ int in_child(const StoreDir& d,
 /// child's failure.
 int writes_clone_then_die(const StoreDir& d, int writes)
 {
-  return in_child(d, [writes](ObjectStore* s,
-                              ObjectStore::CollectionHandle& ch) {
+  return in_child_with_cid(d, [writes](ObjectStore* s,
+                                       ObjectStore::CollectionHandle& ch) {
     for (int i = 0; i < writes; ++i) {
       Transaction t;
       t.write(CID, obj("src"), i * 4096, 4096, pattern(4096, char(i)));
@@ -1023,6 +1016,56 @@ TEST(MIMStoreJournalTools, MkjournalAfterCrashStartsAboveAppliedSns)
   ASSERT_EQ(0, s->umount());
   ASSERT_EQ(0, s->mount());
   ASSERT_NO_FATAL_FAILURE(expect_new_key_lands(s.get()));
+  ASSERT_EQ(0, s->umount());
+}
+
+// A damaged sn fence (mimstore_sn_fence not a number) is refused by mount
+// and mkjournal, not read as 0 or as its digits: either could start new
+// sns below ones objects carry. Once it holds a number again, all is there.
+TEST(MIMStoreJournalTools, DamagedSnFenceIsRefused)
+{
+  Conf c = base_conf(true);
+  long_intervals(c);
+  StoreDir d;
+  auto s = make_store(d);
+  ASSERT_EQ(0, s->mkfs());
+  ASSERT_EQ(29, commit_then_die(d, 0, 30));
+  {
+    // one transaction surely applied (umount waits): the fence is written
+    ASSERT_EQ(0, s->mount());
+    auto ch = s->open_collection(CID);
+    ASSERT_TRUE(ch);
+    Transaction t;
+    t.touch(CID, obj("fenced"));
+    ASSERT_EQ(0, apply(s.get(), ch, std::move(t)));
+    ch.reset();
+    ASSERT_EQ(0, s->umount());
+  }
+  const std::string fence_file = d.data + "/mimstore_sn_fence";
+  std::string fence;
+  {
+    std::ifstream in(fence_file);
+    ASSERT_TRUE(std::getline(in, fence)) << fence_file;
+  }
+  ASSERT_FALSE(fence.empty());
+  auto put_fence = [&](const std::string& v) {
+    std::ofstream out(fence_file, std::ios::trunc);
+    out << v << "\n";
+  };
+  for (const char* bad : {"12x", "", "-1", "99999999999999999999999"}) {
+    SCOPED_TRACE(std::string("fence '") + bad + "'");
+    put_fence(bad);
+    EXPECT_EQ(-EINVAL, s->mount());
+  }
+  put_fence(fence);
+  ASSERT_EQ(0, s->flush_journal());  // replayed: mkjournal needs it clean
+  lose_journal(d);
+  put_fence("12x");
+  EXPECT_EQ(-EINVAL, s->mkjournal());
+  put_fence(fence);
+  ASSERT_EQ(0, s->mkjournal());
+  ASSERT_EQ(0, s->mount());
+  ASSERT_NO_FATAL_FAILURE(expect_committed(s.get(), 29));
   ASSERT_EQ(0, s->umount());
 }
 

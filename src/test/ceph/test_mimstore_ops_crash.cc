@@ -115,28 +115,6 @@ create_two(ObjectStore* s, const coll_t& D, const coll_t& C)
   return {dh, ch};
 }
 
-/// Run `body` in a forked child on a mounted store; the child exits 0 when
-/// body returns (without umount: like kill -9 after the last commit), or
-/// wherever body's hook calls _exit(0). Returns the wait status. A body
-/// that needs its last transaction applied, not only committed (journaled),
-/// before the kill flushes its handle: commit comes before apply.
-int in_child(const StoreDir& d,
-             const std::function<void(std::unique_ptr<ObjectStore>&)>& body)
-{
-  pid_t pid = fork_child();
-  if (pid == 0) {
-    auto s = make_store(d);
-    if (s->mount() != 0) {
-      _exit(2);
-    }
-    body(s);
-    _exit(0);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return status;
-}
-
 bool exited_ok(int status)
 {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
@@ -161,7 +139,7 @@ void checkpoint(std::unique_ptr<ObjectStore>& s)
   ceph_assert(s->mount() == 0);
 }
 
-/// A fresh store for in_child to mount.
+/// A fresh store for in_mounted_child to mount.
 void mkfs_store(const StoreDir& d)
 {
   auto s = make_store(d);
@@ -199,7 +177,7 @@ TEST_P(MIMStoreOpsCrash, MergeKeepsCachedWritesToDest)
     auto s = make_store(d);
     ASSERT_EQ(0, s->mkfs());
   }
-  int st = in_child(d, [&](std::unique_ptr<ObjectStore>& up) {
+  int st = in_mounted_child(d, [&](std::unique_ptr<ObjectStore>& up) {
     ObjectStore* s = up.get();
     auto [dh, chh] = create_two(s, D, C);
     Transaction w;
@@ -233,7 +211,7 @@ TEST_P(MIMStoreOpsCrash, MergeSourceNotRecreated)
     auto s = make_store(d);
     ASSERT_EQ(0, s->mkfs());
   }
-  int st = in_child(d, [&](std::unique_ptr<ObjectStore>& up) {
+  int st = in_mounted_child(d, [&](std::unique_ptr<ObjectStore>& up) {
     ObjectStore* s = up.get();
     auto dh = s->create_new_collection(D);
     Transaction t;
@@ -283,7 +261,7 @@ TEST_P(MIMStoreSplitCrash, ReplayFinishesSplit)
   const coll_t C = pg(0), D = pg(2);
   const ghobject_t X = obj("x", 2), Z = obj("z", 0);
   mkfs_store(d);
-  int st = in_child(d, [&](std::unique_ptr<ObjectStore>& s) {
+  int st = in_mounted_child(d, [&](std::unique_ptr<ObjectStore>& s) {
     Transaction first;
     first.write(C, X, 0, 4096, fill(4096, '1'));
     first.write(C, Z, 0, 4096, fill(4096, 'z'));
@@ -346,7 +324,7 @@ TEST_P(MIMStoreMergeCrash, ReplayFinishesMerge)
     auto s = make_store(d);
     ASSERT_EQ(0, s->mkfs());
   }
-  int st = in_child(d, [&](std::unique_ptr<ObjectStore>& s) {
+  int st = in_mounted_child(d, [&](std::unique_ptr<ObjectStore>& s) {
     {
       auto dh = s->create_new_collection(D);
       auto chh = s->create_new_collection(C);
@@ -410,7 +388,7 @@ TEST_P(MIMStoreOpsCrash, SetBitsAfterMergeNotReplayedOverSplit)
     auto s = make_store(d);
     ASSERT_EQ(0, s->mkfs());
   }
-  int st = in_child(d, [&](std::unique_ptr<ObjectStore>& up) {
+  int st = in_mounted_child(d, [&](std::unique_ptr<ObjectStore>& up) {
     ObjectStore* s = up.get();
     auto [dh, chh] = create_two(s, D, C);
     Transaction m;
@@ -450,7 +428,7 @@ TEST_P(MIMStoreOpsCrash, CloneSourceRemovedLater)
   const coll_t C = pg(0);
   const ghobject_t A = obj("a", 0), B = obj("b", 0), W = obj("w", 0);
   mkfs_store(d);
-  int st = in_child(d, [&](std::unique_ptr<ObjectStore>& up) {
+  int st = in_mounted_child(d, [&](std::unique_ptr<ObjectStore>& up) {
     Transaction first;
     first.write(C, A, 0, 4096, fill(4096, 'a'));
     // A's creation is behind the checkpoint: not replayed
@@ -471,7 +449,7 @@ TEST_P(MIMStoreOpsCrash, CloneSourceRemovedLater)
   });
   ASSERT_TRUE(exited_ok(st)) << st;
   // The mount runs in a child too: before the fix it aborted.
-  int mst = in_child(d, [&](std::unique_ptr<ObjectStore>& up) {
+  int mst = in_mounted_child(d, [&](std::unique_ptr<ObjectStore>& up) {
     ObjectStore* s = up.get();
     _exit(read_all(s, C, W) == std::string(4096, 'w') ? 0 : 5);
   });
@@ -488,7 +466,7 @@ TEST_P(MIMStoreOpsCrash, RenameRedoesOmap)
   const coll_t C = pg(0);
   const ghobject_t A = obj("a", 0), B = obj("b", 0);
   mkfs_store(d);
-  int st = in_child(d, [&](std::unique_ptr<ObjectStore>& s) {
+  int st = in_mounted_child(d, [&](std::unique_ptr<ObjectStore>& s) {
     Transaction first;
     first.write(C, A, 0, 4096, fill(4096, 'a'));
     first.omap_setkeys(C, A, {{"k1", fill(2, '1')}, {"k2", fill(2, '2')}});
@@ -542,7 +520,7 @@ TEST_P(MIMStoreOpsCrash, ReplayedGuardKeepsNewerOmapPosition)
   const coll_t C = pg(0);
   const ghobject_t X = obj("x", 0), A = obj("a", 0), M = obj("a.moved", 0);
   mkfs_store(d);
-  int st = in_child(d, [&](std::unique_ptr<ObjectStore>& s) {
+  int st = in_mounted_child(d, [&](std::unique_ptr<ObjectStore>& s) {
     Transaction first;
     first.write(C, X, 0, 4096, fill(4096, 'x'));
     create_then_checkpoint(s, C, 0, std::move(first));
@@ -603,7 +581,7 @@ TEST_P(MIMStoreOpsCrash, CreateWithoutBirthMarkIsMadeAgain)
   const coll_t C = pg(0);
   const ghobject_t A = obj("a", 0);
   mkfs_store(d);
-  int st = in_child(d, [&](std::unique_ptr<ObjectStore>& s) {
+  int st = in_mounted_child(d, [&](std::unique_ptr<ObjectStore>& s) {
     create_then_checkpoint(s, C, 0);
     auto ch = s->open_collection(C);
     Transaction t;
