@@ -21,9 +21,12 @@ CASES=(
   "nopressurebytes|MIMMergeControl.cc|*SmallTxnsDoNotStallJournal*|s = s.replace('journal->used_since(active_gen_first_sn) < journal->size() / 4', 'st.bytes + st.frozen_bytes < journal->size() / 4')"
   # 2026-11-29: the sn fence (mkjournal after a lost journal, a mount past
   # damage) and the replay guard of set_bits
-  "nosnfence|MIMMount.cc|*MkjournalAfterCrashStartsAboveAppliedSns*|s = s.replace('      start = std::max(start, fence + 1);', '      (void)fence;')"
+  "nosnfence|MIMMount.cc|*MkjournalAfterCrashStartsAboveAppliedSns*|s = s.replace('    start = std::max(start, sn_fence + 1);', '')"
   "nosnfencesalvage|MIMReplay.cc|*RefusesCorruptAcknowledgedEntry*|s = s.replace('std::max({replay_end, acked + 1, sn_fence + 1})', 'std::max({replay_end, acked + 1})')"
   "nosetbitsguard|MIMCollOps.cc|*SetBitsAfterMergeNotReplayedOverSplit*|s = s.replace('these would win.\n  if (!_should_apply(ac, cid, nullptr)) {\n    return 0;\n  }', 'these would win.')"
+  # the merge tombstone trimmed at the checkpoint, not at the first live
+  # sn (the start of the checkpoint's batch, where replay starts)
+  "notombstonetrim|MIMFlush.cc|*MergeTombstoneKeptWhileItsBatchIsLive*|s = s.replace('colls.trim_tombstones(files.get(), journal->first_live_sn());', 'colls.trim_tombstones(files.get(), cp);')"
 )
 
 want=("$@")

@@ -18,6 +18,9 @@
  *                                  moved objects with partial copies
  *   SetBitsAfterMergeNotReplayedOverSplit  the bits a merge set do not
  *                                  replace a later split's in replay
+ *   MergeTombstoneKeptWhileItsBatchIsLive  a merge's tombstone outlives a
+ *                                  checkpoint inside its batch, where
+ *                                  replay starts before the merge
  *   CloneSourceRemovedLater        replay of a clone whose source was
  *                                  removed later does not stop the mount
  *   RenameRedoesOmap               a rename whose unlink became durable
@@ -40,8 +43,18 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <fstream>
+#include <mutex>
+#include <regex>
+#include <sstream>
+#include <thread>
+
 #include <gtest/gtest.h>
 
+#include "common/Cond.h"
+#include "common/Formatter.h"
 #include "common/errno.h"
 #include "global/global_context.h"
 #include "include/stringify.h"
@@ -159,6 +172,60 @@ void create_then_checkpoint(std::unique_ptr<ObjectStore>& s, const coll_t& C,
     apply(s.get(), ch, std::move(t));
   }
   checkpoint(s);
+}
+
+/// A number from MIMStore::dump_htmll (the admin socket's
+/// dump_mimstore_htmll): "checkpoint" (the tracker's checkpoint, in memory)
+/// or "applied_sn".
+uint64_t htmll_field(MIMStore* ms, const std::string& name)
+{
+  ceph::JSONFormatter f;
+  ms->dump_htmll(&f);
+  std::ostringstream out;
+  f.flush(out);
+  const std::string js = out.str();
+  std::smatch m;
+  if (!std::regex_search(js, m, std::regex("\"" + name + "\": ?(\\d+)"))) {
+    ceph_abort_msg("dump_htmll has no " + name);
+  }
+  return std::stoull(m[1].str());
+}
+
+/// The live part of an unmounted store's journal, as dump_journal prints
+/// it: the header's block size and start_sn, and (sn, offset of the entry)
+/// of each entry replay would apply.
+struct JournalView {
+  uint64_t block = 0;
+  uint64_t start_sn = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> entries;
+};
+
+int view_journal(const StoreDir& d, JournalView* v, std::string* text)
+{
+  auto s = make_store(d);
+  std::ostringstream out;
+  int r = s->dump_journal(out);
+  *text = out.str();
+  if (r < 0) {
+    return r;
+  }
+  const std::regex block_re(" block (\\d+) size ");
+  const std::regex start_re("^  start_off \\d+ start_sn (\\d+)");
+  const std::regex entry_re("^  sn (\\d+) off (\\d+) len ");
+  std::istringstream in(*text);
+  std::string line;
+  std::smatch m;
+  while (std::getline(in, line)) {
+    if (std::regex_search(line, m, block_re)) {
+      v->block = std::stoull(m[1].str());
+    } else if (std::regex_search(line, m, start_re)) {
+      v->start_sn = std::stoull(m[1].str());
+    } else if (std::regex_search(line, m, entry_re)) {
+      v->entries.emplace_back(std::stoull(m[1].str()),
+                              std::stoull(m[2].str()));
+    }
+  }
+  return 0;
 }
 
 }  // namespace
@@ -415,6 +482,250 @@ TEST_P(MIMStoreOpsCrash, SetBitsAfterMergeNotReplayedOverSplit)
   ASSERT_TRUE(dh);
   EXPECT_EQ(3, s->collection_bits(dh));
   dh.reset();
+  ASSERT_EQ(0, s->umount());
+}
+
+// A merge's tombstone must live as long as a replay can start before the
+// merge. Replay starts at the journal header's start_sn, the first sn of
+// the batch that holds the checkpoint (JournalWriter::trim); the tombstone
+// used to be trimmed at the checkpoint itself. With one batch [T1 create C
+// and write to it, T2 merge C into D, T3 a later op] and the checkpoint
+// persisted at T3, the trim removed C's tombstone, and a crash then
+// replayed T1 without it: C came back, with a stale copy of X.
+//
+// How the child makes that state, every step waiting for a state, not for
+// time:
+//  - One batch: the debug hook holds the sync thread at "sync:checkpoint"
+//    (before the journal's tail moves) from right after mount, so no
+//    journal space is ever freed; 4 MiB writes (one batch each, each
+//    waited for) fill the journal until the writer waits for space with
+//    the last one (l_mimstore_journal_full_waits). T1, T2 and T3 queued
+//    then sit in the writer's queue; once the hook lets the sync go, the
+//    writer's next batch takes all three (group commit; 512 entries and
+//    1 MiB per batch, far above them).
+//  - The checkpoint at T3: T3 is a rename, and the hook holds the apply
+//    thread at "rename:linked" until the sync thread reaches
+//    "sync:checkpoint" with the checkpoint (dump_htmll's, which only the
+//    sync thread moves) equal to T3's sn. T3 is held (durability.hold
+//    before apply), T1 and T2 are released (T2's barrier wrote back every
+//    cached write of C and D, fillers included), so the checkpoint stops
+//    at exactly T3 and cannot pass it.
+//  - The kill: at the next "sync:checkpoint" (T3 done and synced). The
+//    sync thread runs checkpoint_moved one at a time, so the move to T3 -
+//    header written with start_sn = T1, tombstones trimmed - is complete,
+//    and this one has not yet written the header.
+// The parent checks that state in the journal (replay starts at T1, and
+// T2 and T3 are in T1's batch) before it remounts, so the test cannot
+// pass without making it.
+TEST_P(MIMStoreOpsCrash, MergeTombstoneKeptWhileItsBatchIsLive)
+{
+  Conf c = slow_conf(GetParam());
+  c.set("osd_journal_size", "16");               // filled by four writes
+  c.set("mimstore_journal_block_size", "4096");  // T1..T3 in one block
+  c.set("mimstore_sync_interval", "0.1");        // the syncs come by themselves
+  c.set("mimstore_backoff_max_delay", "0");      // no submit sleeps while full
+  c.set("mimstore_backoff_pace", "false");
+  StoreDir d;
+  const coll_t D = pg(0), C = pg(2);
+  const ghobject_t X = obj("x", 2), Y = obj("y", 0), Y2 = obj("y2", 0),
+    F = obj("fill", 0);
+  const uint64_t kFill = 4 << 20;
+  const std::string info = d.root + "/tombstone-test";
+  mkfs_store(d);
+
+  pid_t pid = fork_child();
+  if (pid == 0) {
+    struct Ctl {
+      std::mutex m;
+      std::condition_variable cv;
+      bool gate_closed = false;  ///< no checkpoint is persisted meanwhile
+      uint64_t sn_t3 = 0;        ///< 0: not known yet
+      bool t3_cp = false;        ///< the move to sn_t3 has begun
+    };
+    auto ctl = std::make_shared<Ctl>();
+    auto s = make_store(d);
+    auto* ms = static_cast<MIMStore*>(s.get());
+    // Set while unmounted (MIMStore.h); harmless until the gate closes.
+    ms->set_debug_hook([ctl, ms](const char* where) {
+      const std::string w(where);
+      if (w == "sync:checkpoint") {
+        uint64_t t3;
+        bool seen;
+        {
+          std::unique_lock l(ctl->m);
+          ctl->cv.wait(l, [&] { return !ctl->gate_closed; });
+          t3 = ctl->sn_t3;
+          seen = ctl->t3_cp;
+        }
+        if (!t3) {
+          return;
+        }
+        if (seen) {
+          // The move to T3 returned (header at T1's batch, tombstones
+          // trimmed) before this one began; this one writes nothing yet.
+          _exit(0);
+        }
+        // Only this thread moves the tracker: this is the cp being
+        // persisted now.
+        const uint64_t cp = htmll_field(ms, "checkpoint");
+        if (cp > t3) {
+          _exit(4);  // passed T3 without stopping inside the batch
+        }
+        if (cp == t3) {
+          std::lock_guard l(ctl->m);
+          ctl->t3_cp = true;
+          ctl->cv.notify_all();
+        }
+      } else if (w == "rename:linked") {  // T3, on the apply thread
+        std::unique_lock l(ctl->m);
+        ctl->cv.wait(l, [&] { return ctl->t3_cp; });
+      }
+    });
+    if (s->mount() != 0) {
+      _exit(2);
+    }
+    {
+      // Nothing applied since the mount: no checkpoint move is under way.
+      std::lock_guard l(ctl->m);
+      ctl->gate_closed = true;
+    }
+    ObjectStore* st = s.get();
+    auto dh = st->create_new_collection(D);
+    {
+      Transaction t;
+      t.create_collection(D, 2);
+      t.write(D, Y, 0, 4096, fill(4096, 'y'));
+      if (apply(st, dh, std::move(t)) != 0) {
+        _exit(6);
+      }
+      dh->flush();  // applied: applied_sn is this transaction's sn
+    }
+    // sns are handed out in queue order, one per queue_transaction (this
+    // thread queues alone): the fillers follow, then T1, T2, T3.
+    const uint64_t sn_d = htmll_field(ms, "applied_sn");
+    // Fill the journal, one batch per filler, until the writer waits.
+    const int64_t waits0 = perf_counter(st, l_mimstore_journal_full_waits);
+    std::vector<std::unique_ptr<C_SaferCond>> fillers;  // live until _exit
+    char last = 0;
+    for (int i = 0;; ++i) {
+      if (i == 64) {
+        _exit(5);
+      }
+      last = char('a' + i % 26);
+      Transaction t;
+      t.write(D, F, 0, kFill, fill(kFill, last));
+      fillers.push_back(std::make_unique<C_SaferCond>());
+      C_SaferCond* done = fillers.back().get();
+      t.register_on_commit(done);
+      st->queue_transaction(dh, std::move(t));
+      bool stuck = false;
+      const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::seconds(120);
+      while (true) {
+        if (done->wait_for(0.01) != ETIMEDOUT) {
+          break;  // journaled and applied: the next one
+        }
+        if (perf_counter(st, l_mimstore_journal_full_waits) > waits0) {
+          stuck = true;  // its batch waits for space the gate keeps
+          break;
+        }
+        if (std::chrono::steady_clock::now() > deadline) {
+          _exit(5);
+        }
+      }
+      if (stuck) {
+        break;
+      }
+    }
+    // (applied_sn would lag: a commit is reported before its apply)
+    const uint64_t sn_t1 = sn_d + fillers.size() + 1;
+    {
+      std::ofstream o(info);
+      o << sn_t1 << " " << last << "\n";
+      if (!o.flush()) {
+        _exit(6);
+      }
+    }
+    {
+      std::lock_guard l(ctl->m);
+      ctl->sn_t3 = sn_t1 + 2;
+    }
+    auto chh = st->create_new_collection(C);
+    InFlight q;
+    {
+      Transaction t;  // T1: ops on C
+      t.create_collection(C, 2);
+      t.write(C, X, 0, 1024, fill(1024, 'x'));
+      q.queue(st, chh, std::move(t));
+    }
+    {
+      Transaction t;  // T2: C merged into D, the tombstone of C at T2
+      t.merge_collection(C, D, 1);
+      q.queue(st, dh, std::move(t));
+    }
+    {
+      Transaction t;  // T3: held in apply until the checkpoint is T3
+      t.collection_move_rename(D, Y, D, Y2);
+      q.queue(st, dh, std::move(t));
+    }
+    {
+      std::lock_guard l(ctl->m);
+      ctl->gate_closed = false;
+      ctl->cv.notify_all();
+    }
+    // The hook ends the child; this only turns a hang into a failure.
+    std::this_thread::sleep_for(std::chrono::seconds(300));
+    _exit(3);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(exited_ok(status))
+    << "child status " << status << " (exit 2: mount failed, 3: no kill "
+    << "point in 300 s, 4: the checkpoint passed T3, 5: the journal did not "
+    << "fill, 6: setup failed)";
+
+  uint64_t sn_t1 = 0;
+  char last = 0;
+  {
+    std::ifstream in(info);
+    ASSERT_TRUE(in >> sn_t1 >> last) << info;
+  }
+  // The state the fix is for, as the crash left it: replay starts at T1,
+  // and T2 and T3 are in T1's batch (an entry that does not start on a
+  // block boundary is no batch's first). The child's exit 0 says the
+  // checkpoint persisted last was T3's sn.
+  {
+    JournalView v;
+    std::string text;
+    ASSERT_EQ(0, view_journal(d, &v, &text)) << text;
+    ASSERT_EQ(4096u, v.block) << text;
+    EXPECT_EQ(sn_t1, v.start_sn) << text;
+    ASSERT_EQ(3u, v.entries.size()) << text;
+    for (size_t i = 0; i < 3; ++i) {
+      EXPECT_EQ(sn_t1 + i, v.entries[i].first) << text;
+    }
+    EXPECT_EQ(0u, v.entries[0].second % v.block) << text;
+    EXPECT_NE(0u, v.entries[1].second % v.block) << text;
+    EXPECT_NE(0u, v.entries[2].second % v.block) << text;
+  }
+  // Still there: a replay from T1 needs it (MIMFlush.cc, checkpoint_moved).
+  const std::string tombstone = d.data + "/objects/.gone/" + C.to_str();
+  EXPECT_EQ(0, ::access(tombstone.c_str(), F_OK))
+    << tombstone << ": trimmed while the journal still replays from T1";
+
+  auto s = make_store(d);
+  ASSERT_EQ(0, s->mount());
+  EXPECT_FALSE(s->collection_exists(C));
+  EXPECT_EQ(std::string(1024, 'x'), read_all(s.get(), D, X));
+  EXPECT_EQ(std::string(4096, 'y'), read_all(s.get(), D, Y2));
+  EXPECT_EQ(std::string(kFill, last), read_all(s.get(), D, F));
+  {
+    auto dh = s->open_collection(D);
+    ASSERT_TRUE(dh);
+    EXPECT_FALSE(s->exists(dh, Y));
+    EXPECT_EQ(1, s->collection_bits(dh));
+  }
+  EXPECT_EQ(0, s->fsck(false));
   ASSERT_EQ(0, s->umount());
 }
 
