@@ -63,14 +63,8 @@ int MIMStore::_replay_journal()
     return r;
   }
   keep_window = conf.merge && keepable;
-  r = _read_sn_fence();
-  if (r < 0 && r != -ENOENT) {
-    return r;
-  }
-  r = written_back->load(journal->first_live_sn());
+  r = _load_applied_marks();
   if (r < 0) {
-    derr << "cannot read the written-back records from the DB: "
-         << cpp_strerror(r) << dendl;
     return r;
   }
   if (keep_window) {
@@ -144,14 +138,12 @@ int MIMStore::_replay_journal()
   }
   if (logger) {
     logger->inc(l_mimstore_replayed, n);
+    logger->inc(l_mimstore_replay_written_back, skipped_written_back);
   }
   dout(1) << "replayed " << n << " transactions, next sn " << next
           << (keep_window ? ", the window kept" : "") << "; "
           << skipped_written_back << " ops skipped on " << recorded
           << " objects written back before the stop" << dendl;
-  if (logger) {
-    logger->inc(l_mimstore_replay_written_back, skipped_written_back);
-  }
   if (!keep_window) {
     r = files->sync_all();
     if (r == 0) {
@@ -165,6 +157,20 @@ int MIMStore::_replay_journal()
   next = _first_sn_after_replay(next);
   sequencer.reset(next, conf.queue_max_ops, conf.queue_max_bytes, logger);
   return 0;
+}
+
+int MIMStore::_load_applied_marks()
+{
+  int r = _read_sn_fence();
+  if (r < 0 && r != -ENOENT) {
+    return r;
+  }
+  r = written_back->load(journal->first_live_sn());
+  if (r < 0) {
+    derr << "cannot read the written-back records from the DB: "
+         << cpp_strerror(r) << dendl;
+  }
+  return r;
 }
 
 int MIMStore::_read_sn_fence()

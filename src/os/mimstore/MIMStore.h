@@ -303,6 +303,9 @@ class MIMStore : public ObjectStore {
   /// The sn new transactions start at after a replay that ended before
   /// replay_end: above the fence when the replay went on past damage.
   sn_t _first_sn_after_replay(sn_t replay_end);
+  /// Before replay, what the last life applied: the sn fence and the
+  /// written-back records. 0, or the error (logged).
+  int _load_applied_marks();
   /// sn_fence from the meta file, before replay and mkjournal: 0, or
   /// -ENOENT with sn_fence 0 (a store last mounted without the fence), or
   /// an error, logged with what to fix (-EINVAL: not a number).
