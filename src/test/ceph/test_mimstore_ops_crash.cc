@@ -228,6 +228,120 @@ int view_journal(const StoreDir& d, JournalView* v, std::string* text)
   return 0;
 }
 
+/// MergeTombstoneKeptWhileItsBatchIsLive's hold on the sync and apply
+/// threads (the test says why): while `closed`, the sync thread waits at
+/// "sync:checkpoint", before the journal's tail moves; once T3's sn is
+/// known, the apply thread waits at "rename:linked" (T3) until the
+/// checkpoint being persisted is T3's, and the child dies at the move
+/// after that one.
+struct CheckpointGate {
+  std::mutex m;
+  std::condition_variable cv;
+  bool closed = false;  ///< no checkpoint is persisted meanwhile
+  uint64_t sn_t3 = 0;   ///< 0: not known yet
+  bool t3_cp = false;   ///< the move to sn_t3 has begun
+
+  void update(const std::function<void()>& f) {
+    std::lock_guard l(m);
+    f();
+    cv.notify_all();
+  }
+};
+
+/// Set while unmounted (MIMStore.h's set_debug_hook); harmless until the
+/// gate closes. Child exits: 0 at the kill point, 4 if the checkpoint
+/// passed T3 without stopping inside its batch.
+void install_gate(MIMStore* ms, std::shared_ptr<CheckpointGate> g)
+{
+  ms->set_debug_hook([g, ms](const char* where) {
+    const std::string w(where);
+    if (w == "rename:linked") {  // T3, on the apply thread
+      std::unique_lock l(g->m);
+      g->cv.wait(l, [&] { return g->t3_cp; });
+      return;
+    }
+    if (w != "sync:checkpoint") {
+      return;
+    }
+    uint64_t t3;
+    bool seen;
+    {
+      std::unique_lock l(g->m);
+      g->cv.wait(l, [&] { return !g->closed; });
+      t3 = g->sn_t3;
+      seen = g->t3_cp;
+    }
+    if (!t3) {
+      return;
+    }
+    if (seen) {
+      // The move to T3 returned (header at T1's batch, tombstones
+      // trimmed) before this one began; this one writes nothing yet.
+      _exit(0);
+    }
+    // Only this thread moves the tracker: this is the cp persisted now.
+    const uint64_t cp = htmll_field(ms, "checkpoint");
+    if (cp > t3) {
+      _exit(4);
+    }
+    if (cp == t3) {
+      g->update([&] { g->t3_cp = true; });
+    }
+  });
+}
+
+/// In the child, the gate closed: queue `len`-byte writes of D/F, each
+/// waited for, until the journal writer waits for space with one (the
+/// gate keeps the tail where it is). `fillers` gets their completions
+/// (live until the child exits); returns the last one's fill byte. Exits
+/// the child (5) if the journal does not fill.
+char fill_journal(ObjectStore* st, ObjectStore::CollectionHandle& dh,
+                  const coll_t& D, const ghobject_t& F, uint64_t len,
+                  std::vector<std::unique_ptr<C_SaferCond>>* fillers)
+{
+  const int64_t waits0 = perf_counter(st, l_mimstore_journal_full_waits);
+  for (int i = 0; i < 64; ++i) {
+    const char c = char('a' + i % 26);
+    Transaction t;
+    t.write(D, F, 0, len, fill(len, c));
+    fillers->push_back(std::make_unique<C_SaferCond>());
+    C_SaferCond* done = fillers->back().get();
+    t.register_on_commit(done);
+    st->queue_transaction(dh, std::move(t));
+    const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (done->wait_for(0.01) == ETIMEDOUT) {  // committed: the next one
+      if (perf_counter(st, l_mimstore_journal_full_waits) > waits0) {
+        return c;  // its batch waits for space the gate keeps
+      }
+      if (std::chrono::steady_clock::now() > deadline) {
+        _exit(5);
+      }
+    }
+  }
+  _exit(5);
+}
+
+/// The journal a MergeTombstoneKeptWhileItsBatchIsLive child left: replay
+/// starts at sn_t1, and T1..T3 are all that is live, T2 and T3 in T1's
+/// batch (an entry that does not start on a block boundary is no batch's
+/// first). Call in ASSERT_NO_FATAL_FAILURE.
+void expect_one_live_batch(const StoreDir& d, uint64_t sn_t1)
+{
+  JournalView v;
+  std::string text;
+  ASSERT_EQ(0, view_journal(d, &v, &text)) << text;
+  ASSERT_EQ(4096u, v.block) << text;
+  EXPECT_EQ(sn_t1, v.start_sn) << text;
+  ASSERT_EQ(3u, v.entries.size()) << text;
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(sn_t1 + i, v.entries[i].first) << text;
+  }
+  EXPECT_EQ(0u, v.entries[0].second % v.block) << text;
+  EXPECT_NE(0u, v.entries[1].second % v.block) << text;
+  EXPECT_NE(0u, v.entries[2].second % v.block) << text;
+}
+
 }  // namespace
 
 class MIMStoreOpsCrash : public ::testing::TestWithParam<Window> {};
@@ -535,109 +649,30 @@ TEST_P(MIMStoreOpsCrash, MergeTombstoneKeptWhileItsBatchIsLive)
 
   pid_t pid = fork_child();
   if (pid == 0) {
-    struct Ctl {
-      std::mutex m;
-      std::condition_variable cv;
-      bool gate_closed = false;  ///< no checkpoint is persisted meanwhile
-      uint64_t sn_t3 = 0;        ///< 0: not known yet
-      bool t3_cp = false;        ///< the move to sn_t3 has begun
-    };
-    auto ctl = std::make_shared<Ctl>();
+    auto gate = std::make_shared<CheckpointGate>();
     auto s = make_store(d);
     auto* ms = static_cast<MIMStore*>(s.get());
-    // Set while unmounted (MIMStore.h); harmless until the gate closes.
-    ms->set_debug_hook([ctl, ms](const char* where) {
-      const std::string w(where);
-      if (w == "sync:checkpoint") {
-        uint64_t t3;
-        bool seen;
-        {
-          std::unique_lock l(ctl->m);
-          ctl->cv.wait(l, [&] { return !ctl->gate_closed; });
-          t3 = ctl->sn_t3;
-          seen = ctl->t3_cp;
-        }
-        if (!t3) {
-          return;
-        }
-        if (seen) {
-          // The move to T3 returned (header at T1's batch, tombstones
-          // trimmed) before this one began; this one writes nothing yet.
-          _exit(0);
-        }
-        // Only this thread moves the tracker: this is the cp being
-        // persisted now.
-        const uint64_t cp = htmll_field(ms, "checkpoint");
-        if (cp > t3) {
-          _exit(4);  // passed T3 without stopping inside the batch
-        }
-        if (cp == t3) {
-          std::lock_guard l(ctl->m);
-          ctl->t3_cp = true;
-          ctl->cv.notify_all();
-        }
-      } else if (w == "rename:linked") {  // T3, on the apply thread
-        std::unique_lock l(ctl->m);
-        ctl->cv.wait(l, [&] { return ctl->t3_cp; });
-      }
-    });
+    install_gate(ms, gate);
     if (s->mount() != 0) {
       _exit(2);
     }
-    {
-      // Nothing applied since the mount: no checkpoint move is under way.
-      std::lock_guard l(ctl->m);
-      ctl->gate_closed = true;
-    }
+    // Nothing applied since the mount: no checkpoint move is under way.
+    gate->update([&] { gate->closed = true; });
     ObjectStore* st = s.get();
     auto dh = st->create_new_collection(D);
-    {
-      Transaction t;
-      t.create_collection(D, 2);
-      t.write(D, Y, 0, 4096, fill(4096, 'y'));
-      if (apply(st, dh, std::move(t)) != 0) {
-        _exit(6);
-      }
-      dh->flush();  // applied: applied_sn is this transaction's sn
+    Transaction t0;
+    t0.create_collection(D, 2);
+    t0.write(D, Y, 0, 4096, fill(4096, 'y'));
+    if (apply(st, dh, std::move(t0)) != 0) {
+      _exit(6);
     }
+    dh->flush();  // applied: applied_sn is t0's sn
     // sns are handed out in queue order, one per queue_transaction (this
-    // thread queues alone): the fillers follow, then T1, T2, T3.
+    // thread queues alone): the fillers follow, then T1, T2, T3. (Not
+    // applied_sn after the fillers: a commit is reported before its apply.)
     const uint64_t sn_d = htmll_field(ms, "applied_sn");
-    // Fill the journal, one batch per filler, until the writer waits.
-    const int64_t waits0 = perf_counter(st, l_mimstore_journal_full_waits);
-    std::vector<std::unique_ptr<C_SaferCond>> fillers;  // live until _exit
-    char last = 0;
-    for (int i = 0;; ++i) {
-      if (i == 64) {
-        _exit(5);
-      }
-      last = char('a' + i % 26);
-      Transaction t;
-      t.write(D, F, 0, kFill, fill(kFill, last));
-      fillers.push_back(std::make_unique<C_SaferCond>());
-      C_SaferCond* done = fillers.back().get();
-      t.register_on_commit(done);
-      st->queue_transaction(dh, std::move(t));
-      bool stuck = false;
-      const auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::seconds(120);
-      while (true) {
-        if (done->wait_for(0.01) != ETIMEDOUT) {
-          break;  // journaled and applied: the next one
-        }
-        if (perf_counter(st, l_mimstore_journal_full_waits) > waits0) {
-          stuck = true;  // its batch waits for space the gate keeps
-          break;
-        }
-        if (std::chrono::steady_clock::now() > deadline) {
-          _exit(5);
-        }
-      }
-      if (stuck) {
-        break;
-      }
-    }
-    // (applied_sn would lag: a commit is reported before its apply)
+    std::vector<std::unique_ptr<C_SaferCond>> fillers;
+    const char last = fill_journal(st, dh, D, F, kFill, &fillers);
     const uint64_t sn_t1 = sn_d + fillers.size() + 1;
     {
       std::ofstream o(info);
@@ -646,33 +681,20 @@ TEST_P(MIMStoreOpsCrash, MergeTombstoneKeptWhileItsBatchIsLive)
         _exit(6);
       }
     }
-    {
-      std::lock_guard l(ctl->m);
-      ctl->sn_t3 = sn_t1 + 2;
-    }
+    gate->update([&] { gate->sn_t3 = sn_t1 + 2; });
     auto chh = st->create_new_collection(C);
     InFlight q;
-    {
-      Transaction t;  // T1: ops on C
-      t.create_collection(C, 2);
-      t.write(C, X, 0, 1024, fill(1024, 'x'));
-      q.queue(st, chh, std::move(t));
-    }
-    {
-      Transaction t;  // T2: C merged into D, the tombstone of C at T2
-      t.merge_collection(C, D, 1);
-      q.queue(st, dh, std::move(t));
-    }
-    {
-      Transaction t;  // T3: held in apply until the checkpoint is T3
-      t.collection_move_rename(D, Y, D, Y2);
-      q.queue(st, dh, std::move(t));
-    }
-    {
-      std::lock_guard l(ctl->m);
-      ctl->gate_closed = false;
-      ctl->cv.notify_all();
-    }
+    Transaction t1;  // T1: ops on C
+    t1.create_collection(C, 2);
+    t1.write(C, X, 0, 1024, fill(1024, 'x'));
+    q.queue(st, chh, std::move(t1));
+    Transaction t2;  // T2: C merged into D, the tombstone of C at T2
+    t2.merge_collection(C, D, 1);
+    q.queue(st, dh, std::move(t2));
+    Transaction t3;  // T3: held in apply until the checkpoint is T3
+    t3.collection_move_rename(D, Y, D, Y2);
+    q.queue(st, dh, std::move(t3));
+    gate->update([&] { gate->closed = false; });
     // The hook ends the child; this only turns a hang into a failure.
     std::this_thread::sleep_for(std::chrono::seconds(300));
     _exit(3);
@@ -690,24 +712,9 @@ TEST_P(MIMStoreOpsCrash, MergeTombstoneKeptWhileItsBatchIsLive)
     std::ifstream in(info);
     ASSERT_TRUE(in >> sn_t1 >> last) << info;
   }
-  // The state the fix is for, as the crash left it: replay starts at T1,
-  // and T2 and T3 are in T1's batch (an entry that does not start on a
-  // block boundary is no batch's first). The child's exit 0 says the
-  // checkpoint persisted last was T3's sn.
-  {
-    JournalView v;
-    std::string text;
-    ASSERT_EQ(0, view_journal(d, &v, &text)) << text;
-    ASSERT_EQ(4096u, v.block) << text;
-    EXPECT_EQ(sn_t1, v.start_sn) << text;
-    ASSERT_EQ(3u, v.entries.size()) << text;
-    for (size_t i = 0; i < 3; ++i) {
-      EXPECT_EQ(sn_t1 + i, v.entries[i].first) << text;
-    }
-    EXPECT_EQ(0u, v.entries[0].second % v.block) << text;
-    EXPECT_NE(0u, v.entries[1].second % v.block) << text;
-    EXPECT_NE(0u, v.entries[2].second % v.block) << text;
-  }
+  // The state the fix is for, as the crash left it (the child's exit 0
+  // says the checkpoint persisted last was T3's sn).
+  ASSERT_NO_FATAL_FAILURE(expect_one_live_batch(d, sn_t1));
   // Still there: a replay from T1 needs it (MIMFlush.cc, checkpoint_moved).
   const std::string tombstone = d.data + "/objects/.gone/" + C.to_str();
   EXPECT_EQ(0, ::access(tombstone.c_str(), F_OK))
