@@ -78,3 +78,10 @@ sweep --points 2G:4G,16G:4G,64G:1G --warmup 60 --results "$root/i16-writes-hdd2x
 #    IOPS). 120 + 300 s: 4 or more cycles; ~43 min each
 sweep --points 8G:4G --warmup 120 --runtime 300 --results "$root/i16-readback-8G-batch64" \
   -- --rw readback
+# 8. The 16 GiB sized-disk point of 6 over a window of 3 or more merge
+#    flushes: at 120 s mimstore completed 1, 0 and 0 (writing a 16 GiB
+#    generation back takes ~150 s on the half-full disk;
+#    docs/results/20261129-i16-writes-hdd2x). 600 s, as 20261126-sweep's
+#    16 GiB point on the 1 TiB disk; ~48 min each
+sweep --points 16G:4G --warmup 60 --runtime 600 --results "$root/i16-writes-16G-hdd2x-600s" \
+  -- --rw randwrite --size 4k --hdd-size 2x
