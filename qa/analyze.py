@@ -107,7 +107,8 @@ def per_second_from_ios(ios, start_s, seconds):
     """
     counts = [0] * seconds
     sums = [0.0] * seconds
-    for t_ms, v, *_ in ios:
+    for io in ios:   # (indexing: a starred unpack allocates per I/O)
+        t_ms, v = io[0], io[1]
         k = int(math.floor(t_ms / 1000.0 - start_s))
         k = min(max(k, 0), seconds - 1)
         counts[k] += 1
@@ -130,7 +131,8 @@ def per_second(samples, start_s, seconds, fill):
     they get `fill` (0 for IOPS: those are the freezes).
     """
     slots = [None] * seconds
-    for t_ms, v, *_ in samples:
+    for sample in samples:
+        t_ms, v = sample[0], sample[1]
         k = int(round(t_ms / 1000.0 - start_s)) - 1
         if k < 0 or k > seconds:
             continue
