@@ -121,7 +121,7 @@ lock_annotations() {
   "$REPO/qa/lock-annotations.sh"
 }
 py_tests() {
-  (cd "$REPO/qa" && $PY -m unittest -q test_hddmodel test_analyze test_sampler test_sweep_report test_report test_fsworkload test_rbdfs test_osdmem test_sums_check test_bench_plan test_host_reclaim test_machine test_options test_osdwait test_structure test_buildstamp)
+  (cd "$REPO/qa" && $PY -m unittest -q test_hddmodel test_analyze test_sampler test_sweep_report test_report test_fsworkload test_rbdfs test_osdmem test_sums_check test_bench_plan test_host_reclaim test_machine test_options test_osdwait test_structure test_buildstamp test_sweep_estimate)
 }
 
 # A fresh Debian 12 machine: install what the Ceph-free tier needs.

@@ -138,9 +138,16 @@ fi
 # generously: per profile 180 s of cluster set-up, settling and tear-down,
 # the prefill at 300 MB/s, and per workload (bench.sh's own plan for these
 # options) the warm-up, the measured window and 10 s, plus 60 s for each
-# filesystem workload's new XFS and fileset.
+# filesystem workload's new XFS and fileset. Once a repeat of the point
+# has finished here, its wall time plus 10 % and a minute instead
+# (qa/sweep_estimate.py: the formula overcounts set-up by ~50 %).
 run_estimate() {
-  local nprof img names nwl nfs
+  local nprof img names nwl nfs took
+  took=$("$QA_DIR/sweep_estimate.py" "$3" "$2" "$runtime" "$warmup") || took=""
+  if [[ -n $took ]]; then
+    echo $((took + took / 10 + 60))
+    return
+  fi
   IFS=, read -r -a nprof <<<"$profiles"
   img=$(to_bytes "$1")
   names=$("$QA_DIR/bench.sh" --dry-run --profiles "$profiles" --image-size "$1" --distribution "$2" \
@@ -164,7 +171,7 @@ if ((!report_only)); then
           continue
         fi
         if [[ -n $stop_at ]]; then
-          need=$(run_estimate "$img" "$d")
+          need=$(run_estimate "$img" "$d" "$results/$img-nvme$nvme")
           if (($(date +%s) + need > stop_at)); then
             log "sweep: stopping before $img image, $nvme journal, $d, repeat $r:" \
                 "it needs about $((need / 60)) min, past --stop-by $stop_by"
