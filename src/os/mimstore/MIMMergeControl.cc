@@ -109,9 +109,15 @@ void MIMStore::_maybe_freeze(mim::FlushTrigger forced)
     // remembered and re-queued when the running flush ends. Journal
     // pressure is not: the running flush is what frees the journal, and
     // freezing again right after it would only make the next generation
-    // small, each object rewritten for a handful of writes.
+    // small, each object rewritten for a handful of writes. An explicit
+    // request is not replaced by a later trigger (a writer waiting for
+    // cache room, a time marker): only its own freeze counts for
+    // _write_back_all's waiter, which would otherwise wait for ever (and
+    // the umount behind the admin command with it). Its freeze serves the
+    // others too: it takes the whole active generation.
     if (forced != mim::FlushTrigger::NONE &&
-        forced != mim::FlushTrigger::JOURNAL_PRESSURE) {
+        forced != mim::FlushTrigger::JOURNAL_PRESSURE &&
+        refreeze != mim::FlushTrigger::EXPLICIT) {
       refreeze = forced;
     }
     return;
@@ -317,7 +323,9 @@ int MIMStore::_write_back_all()
       }
       want = explicit_handled + 1;
     }
+    _debug_point("write_back_all:want");
     _request_freeze(mim::FlushTrigger::EXPLICIT);
+    _debug_point("write_back_all:queued");
     mim::MutexLock l(freeze_lock);
     while (explicit_handled < want || flush_pending) {
       mim::wait(freeze_cond, freeze_lock);

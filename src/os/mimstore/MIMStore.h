@@ -267,9 +267,11 @@ class MIMStore : public ObjectStore {
   /// Tests: called at named points inside multi-step ops (split, merge,
   /// rename) on the apply thread, so a crash test can die exactly there,
   /// after each object of a sweep on the flush thread ("flush:object"),
-  /// and on the sync thread before the journal's tail moves
-  /// ("sync:checkpoint"). Set while unmounted, or while no op is applied,
-  /// no sweep and no sync runs.
+  /// on the sync thread before the journal's tail moves
+  /// ("sync:checkpoint"), and in write_back_all() on its caller's thread
+  /// before and after it queues its request ("write_back_all:want",
+  /// "write_back_all:queued"). Set while unmounted, or while no op is
+  /// applied, no sweep and no sync runs.
   void set_debug_hook(std::function<void(const char*)> f) {
     debug_hook = std::move(f);
   }

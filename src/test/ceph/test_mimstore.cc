@@ -1274,6 +1274,90 @@ TEST(MIMStoreMergeStop, UmountInTheMiddleOfASweepKeepsTheRest)
   }
 }
 
+// `mimstore flush` (write_back_all) while a sweep runs: its request is
+// remembered and queued again when the sweep ends. A writer that then
+// found the cache full replaced it with its own trigger, whose freeze does
+// not count as the request's: the command never returned, nor did the
+// umount behind the admin socket. Built without timing: the request is
+// made while the sweep of the generation before it is held after its first
+// object, and a transaction queued behind it waits for cache room.
+TEST(MIMStoreMergeStop, ExplicitFlushIsNotLostToAWriterWaitingForRoom)
+{
+  Conf c = base_conf(true);
+  c.set("mimstore_merge_data_in_journal", "false");  // bytes in RAM, capped
+  c.set("mimstore_block_size", "1M");
+  c.set("mimstore_cache_max_bytes", "4M");
+  StoreDir d;
+  auto s = make_store(d);
+  auto* ms = static_cast<MIMStore*>(s.get());
+  ObjectStore::CollectionHandle ch;
+  std::map<ghobject_t, std::string> want;
+  // T1: two objects of 1 MiB, frozen by the time threshold; T2: 3.5 MiB,
+  // more than the cap leaves beside the 1 MiB the held sweep still has.
+  auto writes = [&](const std::vector<std::pair<std::string, size_t>>& w,
+                    char seed) {
+    Transaction t;
+    for (const auto& [name, len] : w) {
+      bufferlist bl = pattern(len, seed++);
+      model_write(&want, obj(name), 0, bl);
+      t.write(CID, obj(name), 0, len, bl);
+    }
+    return t;
+  };
+  std::atomic<bool> armed{false}, hold{false}, queue_t2{false};
+  std::promise<void> held, release;
+  std::shared_future<void> sweep_held = held.get_future().share();
+  std::shared_future<void> released = release.get_future().share();
+  InFlight t2;
+  int t1_r = -1, t2_r = -1;
+  ms->set_debug_hook([&](const char* where) {
+    const std::string w(where);
+    if (w == "flush:object" && hold.exchange(false)) {
+      held.set_value();
+      released.wait();
+    } else if (w == "write_back_all:want" && armed.exchange(false)) {
+      hold = true;
+      t1_r = apply(s.get(), ch, writes({{"a", 1 << 20}, {"b", 1 << 20}}, 'a'));
+      sweep_held.wait();  // T1's generation is being swept: flush pending
+      queue_t2 = true;
+    } else if (w == "write_back_all:queued" && queue_t2.exchange(false)) {
+      // behind the request in the apply queue
+      t2_r = t2.queue(s.get(), ch, writes({{"c", 1 << 20}, {"d", 1 << 20},
+                                           {"e", 1 << 20}, {"f", 512 << 10}},
+                                          'c'));
+    }
+  });
+  ASSERT_NO_FATAL_FAILURE(start_with_collection(s.get(), CID, &ch));
+  CounterMark m(s.get(), {l_mimstore_cache_full_waits});
+  armed = true;
+  auto flush = std::async(std::launch::async,
+                          [&] { return ms->write_back_all(); });
+  // Until T2 waits for room, having passed its trigger to the held sweep.
+  for (int i = 0; m.since(l_mimstore_cache_full_waits) < 1; ++i) {
+    ASSERT_LT(i, 6000) << "T2 never waited for cache room";
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  release.set_value();
+  // The bound only turns a hang into a failure.
+  const bool returned =
+    flush.wait_for(std::chrono::seconds(60)) == std::future_status::ready;
+  if (!returned) {
+    ms->write_back_all();  // a request of its own lets the lost one return
+  }
+  EXPECT_TRUE(returned) << "write_back_all's request was lost";
+  EXPECT_EQ(0, flush.get());
+  EXPECT_EQ(0, t1_r);
+  EXPECT_EQ(0, t2_r);
+  EXPECT_EQ(0, t2.wait_all());
+  for (const auto& [o, w] : want) {
+    EXPECT_EQ("", first_diff(w, read_all(s.get(), ch, o))) << o;
+  }
+  ch.reset();
+  ASSERT_EQ(0, s->umount());
+  ms->set_debug_hook(nullptr);
+  ASSERT_NO_FATAL_FAILURE(expect_after_remount(s.get(), want));
+}
+
 // flush_journal replays an unclean journal into the object files and
 // leaves it clean: the next mount has nothing to replay.
 TEST(MIMStoreJournalTools, FlushJournalReplaysAndLeavesItClean)
