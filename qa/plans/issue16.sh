@@ -82,6 +82,6 @@ sweep --points 8G:4G --warmup 120 --runtime 300 --results "$root/i16-readback-8G
 #    flushes: at 120 s mimstore completed 1, 0 and 0 (writing a 16 GiB
 #    generation back takes ~150 s on the half-full disk;
 #    docs/results/20261129-i16-writes-hdd2x). 600 s, as 20261126-sweep's
-#    16 GiB point on the 1 TiB disk; ~48 min each
+#    16 GiB point on the 1 TiB disk; 51 min each (measured)
 sweep --points 16G:4G --warmup 60 --runtime 600 --results "$root/i16-writes-16G-hdd2x-600s" \
   -- --rw randwrite --size 4k --hdd-size 2x
