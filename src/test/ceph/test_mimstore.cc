@@ -146,6 +146,19 @@ class CounterMark {
   std::map<int, int64_t> at_;
 };
 
+/// Polls `done` every 10 ms for up to 60 s; its last answer. The bound
+/// only turns a store that never gets there into a failure.
+bool wait_until(const std::function<bool()>& done)
+{
+  for (int i = 0; i < 6000; ++i) {
+    if (done()) {
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return done();
+}
+
 /// Flush everything (umount), mark `counters`, mount again and reopen CID.
 void remount_marking(ObjectStore* s, ObjectStore::CollectionHandle* ch,
                      std::initializer_list<int> counters,
@@ -1333,11 +1346,11 @@ TEST(MIMStoreMergeStop, ExplicitFlushIsNotLostToAWriterWaitingForRoom)
   auto flush = std::async(std::launch::async,
                           [&] { return ms->write_back_all(); });
   // Until T2 waits for room, having passed its trigger to the held sweep.
-  for (int i = 0; m.since(l_mimstore_cache_full_waits) < 1; ++i) {
-    ASSERT_LT(i, 6000) << "T2 never waited for cache room";
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  release.set_value();
+  const bool t2_waited = wait_until([&] {
+    return m.since(l_mimstore_cache_full_waits) >= 1;
+  });
+  release.set_value();  // also when it did not: the sweep must not stay held
+  ASSERT_TRUE(t2_waited) << "T2 never waited for cache room";
   // The bound only turns a hang into a failure.
   const bool returned =
     flush.wait_for(std::chrono::seconds(60)) == std::future_status::ready;
@@ -1790,10 +1803,7 @@ struct HeldFlush {
   }
   /// Until `held` (bounded: a store that never flushes fails).
   void wait_for(const std::function<bool()>& held) {
-    for (int i = 0; !held(); ++i) {
-      ASSERT_LT(i, 6000) << "no flush within 60 s";
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+    ASSERT_TRUE(wait_until(held)) << "no flush within 60 s";
   }
   void umount_and_check() {
     ch.reset();
