@@ -30,6 +30,10 @@ CASES=(
   # not a crash fix: an explicit flush request replaced, while a sweep
   # ran, by a writer's wait for cache room (write_back_all never returned)
   "noexplicitsticky|MIMMergeControl.cc|*ExplicitFlushIsNotLostToAWriterWaitingForRoom*|s = s.replace(' &&\n        refreeze != mim::FlushTrigger::EXPLICIT) {', ') {')"
+  # not a crash fix: flush_commit's waiters sent to the finisher, not
+  # after on_commit on the collection's commit queue (a PG's IntervalFlush
+  # could run before the last transaction's commit callback)
+  "nocommitqueueflush|MIMStore.cc|*FlushCommitFollowsOnCommit*|s = s.replace('  sequencer.take_commit_waiters(txc->sn, &done);', '  std::list<Context*> w;\n  sequencer.take_commit_waiters(txc->sn, &w);\n  finisher.queue(w);')"
 )
 
 want=("$@")

@@ -248,16 +248,15 @@ void JournalWriter::issue_batch(Batch* bp, const mim::BatchPlacement& pl)
     // A write that was not submitted ends here, one that was in the
     // reaper. Once both are submitted, bp is the reaper's alone (it may
     // already be completed and freed); while one is not, ios_left keeps
-    // bp from completing.
+    // bp from completing. Only the reaper completes batches, even a
+    // failed one: completing here too would run callbacks on two threads
+    // at once, out of sn order, before the failed batch stops the store.
     mim::MutexLock l(lock);
-    if (wrap_r < 0 || r < 0) {
-      if (wrap_r < 0) {
-        io_finished_locked(bp, wrap_r);
-      }
-      if (r < 0) {
-        io_finished_locked(bp, r);
-      }
-      complete_ready();
+    if (wrap_r < 0) {
+      io_finished_locked(bp, wrap_r);
+    }
+    if (r < 0) {
+      io_finished_locked(bp, r);
     }
     reaper_cond.notify_one();
   } else {

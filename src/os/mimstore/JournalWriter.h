@@ -154,7 +154,8 @@ class JournalWriter {
   /// One of bp's writes ended with `res` (< 0: its error).
   void io_finished_locked(Batch* bp, int64_t res) MIM_REQUIRES(lock);
   /// Complete the finished batches at the front, in sn order; callbacks
-  /// run with the lock dropped.
+  /// run with the lock dropped. Called by one thread only (the reaper
+  /// with aio, else the writer), or callbacks could overlap.
   void complete_ready() MIM_REQUIRES(lock);
 
   CephContext* const cct;

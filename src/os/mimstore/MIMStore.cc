@@ -461,16 +461,23 @@ void MIMStore::_finish(TransContext* txc)
   if (txc->on_applied) {
     finisher.queue(txc->on_applied);
   }
+  // A flush_commit waiter waits for its collection's last sn, so the
+  // waiters taken here are this collection's: they go after on_commit on
+  // the same queue (the OSD's shard runs it in order), else a PG's
+  // IntervalFlush could run before that transaction's commit callback.
+  std::list<Context*> done;
   if (txc->on_commit) {
+    done.push_back(txc->on_commit);
+  }
+  sequencer.take_commit_waiters(txc->sn, &done);
+  if (!done.empty()) {
     ContextQueue* q = txc->ch->commit_queue;
     if (q) {
-      std::list<Context*> ls{txc->on_commit};
-      q->queue(ls);
+      q->queue(done);
     } else {
-      finisher.queue(txc->on_commit);
+      finisher.queue(done);
     }
   }
-  sequencer.commit_waiters_to(txc->sn, finisher);
   sequencer.release(txc->bytes);
   delete txc;
 }

@@ -142,11 +142,11 @@ bool Sequencer::flush_commit(sn_t want, Context* c)
   return false;
 }
 
-void Sequencer::commit_waiters_to(sn_t sn, Finisher& f)
+void Sequencer::take_commit_waiters(sn_t sn, std::list<Context*>* out)
 {
   mim::MutexLock l(apply_lock);
   while (!commit_waiters.empty() && commit_waiters.begin()->first <= sn) {
-    f.queue(commit_waiters.begin()->second);
+    out->push_back(commit_waiters.begin()->second);
     commit_waiters.erase(commit_waiters.begin());
   }
 }

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <list>
 #include <map>
 #include <vector>
 
@@ -110,12 +111,13 @@ class Sequencer {
   void wait_applied(sn_t want);
   /// Wait for everything admitted so far.
   void wait_applied_all();
-  /// flush_commit: true if `want` is applied; otherwise c goes to the
-  /// finisher once it is (commit_waiters_to).
+  /// flush_commit: true if `want` is applied; otherwise c waits for the
+  /// transaction of sn `want` (take_commit_waiters).
   bool flush_commit(sn_t want, Context* c);
-  /// Queue the flush_commit waiters up to `sn` on `f`. Called after the
-  /// transaction's own on_commit is queued, which they must follow.
-  void commit_waiters_to(sn_t sn, Finisher& f);
+  /// Append the flush_commit waiters up to `sn` to `out`. Called as the
+  /// transaction of `sn` finishes, with its on_commit already in `out`:
+  /// they follow it, on the same queue (as BlueStore's oncommits).
+  void take_commit_waiters(sn_t sn, std::list<Context*>* out);
 
   /// Admin socket.
   size_t queue_length() const;

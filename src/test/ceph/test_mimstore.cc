@@ -13,6 +13,9 @@
  *   Merge        merging turns many small writes into fewer write calls
  *   Fsck         clean on a healthy store, counts stray files and orphan omap
  *   BadConfig    every bad option value is refused, naming the option
+ *   Reads        a read waits only for the applies of its object
+ *   Commit       flush_commit's context follows on_commit on the
+ *                collection's commit queue
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -28,13 +31,17 @@
 #include <functional>
 #include <thread>
 #include <initializer_list>
+#include <list>
+#include <mutex>
 #include <optional>
 #include <regex>
 #include <sstream>
 
 #include <gtest/gtest.h>
 
+#include "common/Finisher.h"
 #include "common/Formatter.h"
+#include "common/ceph_mutex.h"
 #include "common/ceph_argparse.h"
 #include "global/global_init.h"
 #include "global/global_context.h"
@@ -1993,6 +2000,99 @@ TEST(MIMStoreReads, ReadWaitsOnlyForItsObject)
   applied.wait();
   EXPECT_FALSE(s->exists(ch, y));
   static_cast<MIMStore*>(s.get())->set_debug_hook(nullptr);
+  ch.reset();
+  ASSERT_EQ(0, s->umount());
+}
+
+// ---------------------------------------------------------------------------
+
+TEST(MIMStoreCommit, FlushCommitFollowsOnCommitOnTheCollectionsQueue)
+{
+  // The OSD gives each PG's collection its shard's commit queue and runs
+  // what it holds in order; a PG's IntervalFlush (flush_commit) must come
+  // after the on_commit of the transaction it waits for, on that queue
+  // (BlueStore appends it to that transaction's oncommits).
+  Conf c = base_conf(false);
+  StoreDir d;
+  auto s = make_store(d);
+  ASSERT_TRUE(s);
+  ObjectStore::CollectionHandle ch;
+  ASSERT_NO_FATAL_FAILURE(start_with_collection(s.get(), CID, &ch));
+  auto* ms = static_cast<MIMStore*>(s.get());
+  const ghobject_t a = obj("a"), b = obj("b");
+  {
+    Transaction t;
+    t.touch(CID, a);
+    ASSERT_EQ(0, apply(s.get(), ch, std::move(t)));
+  }
+  std::mutex m;
+  std::vector<std::string> ran;  // which contexts completed, in order
+  auto recording = [&](std::string name) {
+    return make_lambda_context([&m, &ran, name](int) {
+      std::lock_guard l(m);
+      ran.push_back(name);
+    });
+  };
+  auto ran_now = [&] {
+    std::lock_guard l(m);
+    return ran;
+  };
+  {
+    Context* idle = recording("idle");
+    bool done = ch->flush_commit(idle);
+    if (done) {
+      delete idle;  // not used when nothing is pending
+    }
+    EXPECT_TRUE(done) << "flush_commit waited with every transaction applied";
+  }
+  ceph::mutex qm = ceph::make_mutex("test-commit-queue");
+  ceph::condition_variable qc;
+  ContextQueue q(qm, qc);
+  s->set_collection_commit_queue(CID, &q);
+  // The rename's debug point runs on the apply thread in the middle of
+  // the transaction: a flush_commit made there must wait for it.
+  Context* flush_ctx = nullptr;
+  std::atomic<int> flush_ret{-1};
+  std::atomic<bool> hooked{false};
+  ms->set_debug_hook([&](const char* where) {
+    if (std::string(where) == "rename:linked" && !hooked.exchange(true)) {
+      flush_ctx = recording("flush");
+      bool done = ch->flush_commit(flush_ctx);
+      if (done) {
+        delete flush_ctx;
+        flush_ctx = nullptr;
+      }
+      flush_ret = done;
+    }
+  });
+  Context* commit_ctx = recording("commit");
+  {
+    Transaction t;
+    t.collection_move_rename(CID, a, CID, b);
+    t.register_on_commit(commit_ctx);
+    ASSERT_EQ(0, s->queue_transaction(ch, std::move(t)));
+  }
+  // Waits until both contexts are accounted for, queued here or run
+  // elsewhere (the finisher), so none is left behind to run after the
+  // test; the bound only turns a store that loses one into a failure.
+  std::list<Context*> queued;
+  wait_until([&] {
+    std::list<Context*> more;
+    q.move_to(more);
+    queued.splice(queued.end(), more);
+    size_t want = flush_ret.load() == 1 ? 1 : 2;
+    return queued.size() + ran_now().size() >= want;
+  });
+  EXPECT_EQ(0, flush_ret.load()) << "flush_commit found the rename applied";
+  EXPECT_EQ(std::vector<std::string>{}, ran_now())
+    << "a context ran outside the collection's commit queue";
+  EXPECT_EQ((std::list<Context*>{commit_ctx, flush_ctx}), queued);
+  for (Context* ctx : queued) {
+    ctx->complete(0);  // as the OSD's shard would, in queue order
+  }
+  ms->set_debug_hook(nullptr);  // the transaction has finished
+  s->set_collection_commit_queue(CID, nullptr);
+  EXPECT_TRUE(s->exists(ch, b));
   ch.reset();
   ASSERT_EQ(0, s->umount());
 }

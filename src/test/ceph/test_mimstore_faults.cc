@@ -171,6 +171,18 @@ TEST_P(MIMStoreFault, JournalWriteEIO)
   EXPECT_LT(acked, 200);
 }
 
+// io_submit itself refuses a journal write (no completion will come): the
+// store stops at that batch, from the reaper (which alone completes
+// batches, in sn order); everything acknowledged before is there.
+TEST_P(MIMStoreFault, JournalSubmitEIO)
+{
+  Conf c = conf();
+  int acked = 0;
+  expect_stop_keeps_acked("fail=submit:journal:eio@40", 200,
+                          "journal submit EIO", &acked);
+  EXPECT_LT(acked, 200);
+}
+
 // EIO from the data filesystem's sync: the checkpoint must not move; the
 // store stops; replay restores everything acknowledged.
 TEST_P(MIMStoreFault, DataSyncEIO)

@@ -142,6 +142,11 @@ TEST(IoFaultSpec, Parses)
   EXPECT_EQ(28, s.fails[1].err);
   EXPECT_EQ(crash_mode_t::DROP, s.mode);
 
+  ASSERT_EQ(0, parse_fault_spec("fail=submit:journal:eio@2", &s, &err)) << err;
+  ASSERT_EQ(1u, s.fails.size());
+  EXPECT_EQ(uint32_t(FAULT_OP_SUBMIT), s.fails[0].ops);
+  EXPECT_STREQ("submit", fault_op_name(FAULT_OP_SUBMIT));
+
   EXPECT_EQ(0, parse_fault_spec("", &s, &err));
 
   ASSERT_EQ(0, parse_fault_spec("delay=read:probe:20000@2+,delay=read::5@1",
@@ -418,6 +423,30 @@ TEST_F(IoFaultEnvTest, FailedAioIsDeliveredAsCompletion)
   std::map<void*, ssize_t> res(done.begin(), done.end());
   EXPECT_EQ(-EIO, res[&a]);
   EXPECT_EQ(6, res[&b]);
+  std::string c = contents("journal");
+  EXPECT_EQ(std::string(5, '\0'), c.substr(0, 5));
+  EXPECT_EQ("second", c.substr(100));
+  env->close(j);
+}
+
+TEST_F(IoFaultEnvTest, FailedSubmitReturnsTheErrorAndQueuesNothing)
+{
+  std::string err;
+  ASSERT_EQ(0, env->set_spec("fail=submit:journal:eio@1", &err)) << err;
+  ASSERT_EQ(0, env->aio_setup(4));
+  int j = open_rw("journal");
+  std::string a = "first", b = "second";
+  struct iovec ia = {a.data(), a.size()}, ib = {b.data(), b.size()};
+  EXPECT_EQ(-EIO, env->aio_submit_write(j, &ia, 1, 0, &a));
+  EXPECT_EQ(0, env->aio_inflight());
+  ASSERT_EQ(0, env->aio_submit_write(j, &ib, 1, 100, &b));
+  std::vector<std::pair<void*, ssize_t>> done;
+  while (done.empty()) {
+    ASSERT_GE(env->aio_reap(1, 4, &done, 5000), 0);
+  }
+  ASSERT_EQ(1u, done.size()) << "a refused submit completed";
+  EXPECT_EQ(&b, done[0].first);
+  EXPECT_EQ(6, done[0].second);
   std::string c = contents("journal");
   EXPECT_EQ(std::string(5, '\0'), c.substr(0, 5));
   EXPECT_EQ("second", c.substr(100));

@@ -192,7 +192,8 @@ void FaultIoEnv::crash()
 }
 
 FaultIoEnv::Gate FaultIoEnv::gate_locked(uint32_t op, const std::string& path,
-                                         bool counted, int* err)
+                                         bool counted, int* err,
+                                         uint32_t* rule_ops)
 {
   if (crashed_) {
     *err = EIO;
@@ -212,15 +213,20 @@ FaultIoEnv::Gate FaultIoEnv::gate_locked(uint32_t op, const std::string& path,
       return Gate::CRASH;
     }
   }
+  const uint32_t matches =
+    op == FAULT_OP_AIO ? FAULT_OP_AIO | FAULT_OP_SUBMIT : op;
   for (size_t i = 0; i < spec_.fails.size(); ++i) {
     const fail_rule_t& r = spec_.fails[i];
-    if (!(r.ops & op) ||
+    if (!(r.ops & matches) ||
         (!r.path.empty() && path.find(r.path) == std::string::npos)) {
       continue;
     }
     uint64_t seen = ++rule_seen_[i];
     if (seen == r.nth || (r.and_after && seen > r.nth)) {
       *err = r.err;
+      if (rule_ops) {
+        *rule_ops = r.ops;
+      }
       return Gate::FAIL;
     }
   }

@@ -77,7 +77,7 @@
  *   delay  := ("read" | "write" | "writeback") ":" [path] ":" MS "@" N ["+"]
  *   ops    := op ("|" op)*
  *   op     := "read" | "write" | "aio" | "sync" | "fsync" | "trunc" | "open"
- *           | "meta" | "xattr" | "clone" | "any"
+ *           | "meta" | "xattr" | "clone" | "submit" | "any"
  *   err    := "eio" | "enospc" | "edquot" | "erofs" | "efbig" | decimal errno
  *
  * e.g. "crash_at=1234,seed=7,mode=tear", "fail=write:journal:eio@5",
@@ -93,7 +93,8 @@
  * `path` is a substring of the path the fd was opened with (or of a
  * metadata op's path); empty matches all; it cannot contain ',' or ':'.
  * "write" is pwritev only, "aio" is aio_submit_write (the failure is
- * delivered as the completion result), "sync" and "fsync" both mean fsync,
+ * delivered as the completion result), "submit" is aio_submit_write
+ * failing itself (returns the error, nothing queued), "sync" and "fsync" both mean fsync,
  * fdatasync and syncfs, "trunc" is ftruncate and fallocate, "meta" is
  * rename, unlink, link, mkdir, rmdir. With meta=xfs, `mode` also sets how
  * many metadata ops survive a crash: all (keep), none that can be undone
@@ -126,7 +127,11 @@ enum fault_op_t : uint32_t {
   FAULT_OP_META = 1u << 6,
   FAULT_OP_XATTR = 1u << 7,
   FAULT_OP_CLONE = 1u << 8,
-  FAULT_OP_ANY = 0x1ff,
+  /// aio_submit_write itself fails (io_submit's own error: nothing is
+  /// queued, no completion comes); FAULT_OP_AIO's error is the
+  /// completion's, as a device reports it. A rule with both is AIO's.
+  FAULT_OP_SUBMIT = 1u << 9,
+  FAULT_OP_ANY = 0x3ff,
 };
 
 enum class crash_mode_t { RANDOM, DROP, KEEP, TEAR };
@@ -370,8 +375,10 @@ class FaultIoEnv : public IoEnv {
   int read_gate(int fd, uint32_t* delay_ms);
 
   // REQUIRES: lock_ is held (all *_locked below).
+  /// *rule_ops (if given): the failing rule's ops. An aio write also
+  /// matches FAULT_OP_SUBMIT rules.
   Gate gate_locked(uint32_t op, const std::string& path, bool counted,
-                   int* err);
+                   int* err, uint32_t* rule_ops = nullptr);
   /// How long an `op` of `path` is to wait (delay rules), counting it.
   uint32_t delay_locked(delay_op_t op, const std::string& path);
   std::string path_of_locked(int fd) const;

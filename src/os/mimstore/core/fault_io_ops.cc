@@ -732,14 +732,16 @@ int FaultIoEnv::aio_submit_write(int fd, const struct iovec* iov, int iovcnt,
 {
   std::unique_lock l(lock_);
   int err;
-  Gate g = gate_locked(FAULT_OP_AIO, path_of_locked(fd), true, &err);
+  uint32_t rule_ops = 0;
+  Gate g = gate_locked(FAULT_OP_AIO, path_of_locked(fd), true, &err,
+                       &rule_ops);
   if (g == Gate::CRASH) {
     l.unlock();
     return after_crash();
   }
   if (g == Gate::FAIL) {
-    if (crashed_) {
-      return -err;
+    if (crashed_ || !(rule_ops & FAULT_OP_AIO)) {
+      return -err;  // after a crash, or a "submit" rule: nothing queued
     }
     // An injected device error shows up as the completion's result.
     fake_completions_.emplace_back(cookie, -err);

@@ -68,7 +68,7 @@ const std::pair<const char*, uint32_t> OP_NAMES[] = {
   {"fsync", FAULT_OP_SYNC}, {"trunc", FAULT_OP_TRUNC},
   {"open", FAULT_OP_OPEN}, {"meta", FAULT_OP_META},
   {"xattr", FAULT_OP_XATTR}, {"clone", FAULT_OP_CLONE},
-  {"any", FAULT_OP_ANY},
+  {"submit", FAULT_OP_SUBMIT}, {"any", FAULT_OP_ANY},
 };
 
 int parse_ops(const std::string& s, uint32_t* ops)
