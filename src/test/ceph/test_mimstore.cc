@@ -338,6 +338,24 @@ void expect_committed(ObjectStore* s, int last)
   }
 }
 
+/// What the replay counter must say after a mount (it counts across
+/// mounts of one store object).
+enum class Replayed { SOME, NONE, ANY };
+
+/// Mount `s`, check the replay counter and every write 0..last of
+/// commit_then_die, umount.
+void mount_expect_committed(ObjectStore* s, int last, Replayed replayed)
+{
+  ASSERT_EQ(0, s->mount());
+  if (replayed == Replayed::SOME) {
+    EXPECT_GT(perf_counter(s, l_mimstore_replayed), 0);
+  } else if (replayed == Replayed::NONE) {
+    EXPECT_EQ(0, perf_counter(s, l_mimstore_replayed));
+  }
+  ASSERT_NO_FATAL_FAILURE(expect_committed(s, last));
+  ASSERT_EQ(0, s->umount());
+}
+
 }  // namespace
 
 // An unclean stop: a child process mounts, writes and commits, then dies
@@ -927,30 +945,38 @@ TEST(MIMStoreJournal, BlockSizeIsTheJournalsOwn)
   for (const char* other : {"4096", "65536", "0"}) {
     SCOPED_TRACE(std::string("option ") + other);
     c.set("mimstore_journal_block_size", other);
-    ASSERT_EQ(0, s->mount());
-    ASSERT_NO_FATAL_FAILURE(expect_committed(s.get(), 99));
-    ASSERT_EQ(0, s->umount());
+    ASSERT_NO_FATAL_FAILURE(
+      mount_expect_committed(s.get(), 99, Replayed::ANY));
     int r;
     dump = dump_journal_of(s.get(), &r);
     ASSERT_EQ(0, r) << dump;
     EXPECT_NE(std::string::npos, dump.find(" block 512 ")) << dump;
   }
   EXPECT_EQ(199, commit_then_die(d, 100, 100));
-  ASSERT_EQ(0, s->mount());
-  EXPECT_GT(perf_counter(s.get(), l_mimstore_replayed), 0);
-  ASSERT_NO_FATAL_FAILURE(expect_committed(s.get(), 199));
-  ASSERT_EQ(0, s->umount());
+  ASSERT_NO_FATAL_FAILURE(
+    mount_expect_committed(s.get(), 199, Replayed::SOME));
 }
+
+/// The journal tools' tests: merging on, long intervals (nothing trims
+/// the journal behind the test's back), a store made with mkfs.
+class MIMStoreJournalTools : public ::testing::Test {
+ protected:
+  void SetUp() override
+  {
+    long_intervals(c);
+    s = make_store(d);
+    ASSERT_TRUE(s);
+    ASSERT_EQ(0, s->mkfs());
+  }
+  Conf c = base_conf(true);
+  StoreDir d;
+  std::unique_ptr<ObjectStore> s;
+};
 
 // A journal that holds unreplayed transactions is never replaced: mkjournal
 // refuses, and the same store object then mounts and replays all of it.
-TEST(MIMStoreJournalTools, MkjournalRefusesUnreplayedJournal)
+TEST_F(MIMStoreJournalTools, MkjournalRefusesUnreplayedJournal)
 {
-  Conf c = base_conf(true);
-  long_intervals(c);
-  StoreDir d;
-  auto s = make_store(d);
-  ASSERT_EQ(0, s->mkfs());
   ASSERT_EQ(49, commit_then_die(d, 0, 50));
   EXPECT_EQ(-EBUSY, s->mkjournal());
   ASSERT_EQ(0, s->mount());
@@ -964,13 +990,8 @@ TEST(MIMStoreJournalTools, MkjournalRefusesUnreplayedJournal)
 // After a clean stop, mkjournal makes a new journal (a new generation) that
 // continues the sequence numbers: replay guards compare them with those
 // already applied, so entries of the new journal must not look old.
-TEST(MIMStoreJournalTools, MkjournalAfterCleanStopContinuesSequence)
+TEST_F(MIMStoreJournalTools, MkjournalAfterCleanStopContinuesSequence)
 {
-  Conf c = base_conf(true);
-  long_intervals(c);
-  StoreDir d;
-  auto s = make_store(d);
-  ASSERT_EQ(0, s->mkfs());
   ASSERT_EQ(99, commit_then_die(d, 0, 100));
   ASSERT_EQ(0, s->flush_journal());
   int r;
@@ -990,29 +1011,21 @@ TEST(MIMStoreJournalTools, MkjournalAfterCleanStopContinuesSequence)
 
   // the new journal's entries replay over objects written before it
   ASSERT_EQ(199, commit_then_die(d, 100, 100));
-  ASSERT_EQ(0, s->mount());
-  EXPECT_GT(perf_counter(s.get(), l_mimstore_replayed), 0);
-  ASSERT_NO_FATAL_FAILURE(expect_committed(s.get(), 199));
-  ASSERT_EQ(0, s->umount());
+  ASSERT_NO_FATAL_FAILURE(
+    mount_expect_committed(s.get(), 199, Replayed::SOME));
 }
 
 // A lost journal (here: its headers zeroed) makes mount refuse; mkjournal
 // replaces it, and what the clean stop wrote to the object files is there.
-TEST(MIMStoreJournalTools, MkjournalReplacesLostJournal)
+TEST_F(MIMStoreJournalTools, MkjournalReplacesLostJournal)
 {
-  Conf c = base_conf(true);
-  long_intervals(c);
-  StoreDir d;
-  auto s = make_store(d);
-  ASSERT_EQ(0, s->mkfs());
   ASSERT_EQ(29, commit_then_die(d, 0, 30));
   ASSERT_EQ(0, s->flush_journal());
   lose_journal(d);
   EXPECT_LT(s->mount(), 0);
   ASSERT_EQ(0, s->mkjournal());
-  ASSERT_EQ(0, s->mount());
-  ASSERT_NO_FATAL_FAILURE(expect_committed(s.get(), 29));
-  ASSERT_EQ(0, s->umount());
+  ASSERT_NO_FATAL_FAILURE(
+    mount_expect_committed(s.get(), 29, Replayed::ANY));
 }
 
 // A journal lost after a crash: the objects and the DB carry sns applied
@@ -1020,13 +1033,8 @@ TEST(MIMStoreJournalTools, MkjournalReplacesLostJournal)
 // does not know. The new journal starts above them (the sn fence), or a
 // new op whose sn is not above a stamp is skipped as done: here an omap
 // key set on a clone.
-TEST(MIMStoreJournalTools, MkjournalAfterCrashStartsAboveAppliedSns)
+TEST_F(MIMStoreJournalTools, MkjournalAfterCrashStartsAboveAppliedSns)
 {
-  Conf c = base_conf(true);
-  long_intervals(c);
-  StoreDir d;
-  auto s = make_store(d);
-  ASSERT_EQ(0, s->mkfs());
   ASSERT_EQ(0, writes_clone_then_die(d, 20));
   lose_journal(d);
   EXPECT_LT(s->mount(), 0);
@@ -1042,13 +1050,8 @@ TEST(MIMStoreJournalTools, MkjournalAfterCrashStartsAboveAppliedSns)
 // A damaged sn fence (mimstore_sn_fence not a number) is refused by mount
 // and mkjournal, not read as 0 or as its digits: either could start new
 // sns below ones objects carry. Once it holds a number again, all is there.
-TEST(MIMStoreJournalTools, DamagedSnFenceIsRefused)
+TEST_F(MIMStoreJournalTools, DamagedSnFenceIsRefused)
 {
-  Conf c = base_conf(true);
-  long_intervals(c);
-  StoreDir d;
-  auto s = make_store(d);
-  ASSERT_EQ(0, s->mkfs());
   ASSERT_EQ(29, commit_then_die(d, 0, 30));
   {
     // one transaction surely applied (umount waits): the fence is written
@@ -1084,20 +1087,14 @@ TEST(MIMStoreJournalTools, DamagedSnFenceIsRefused)
   EXPECT_EQ(-EINVAL, s->mkjournal());
   put_fence(fence);
   ASSERT_EQ(0, s->mkjournal());
-  ASSERT_EQ(0, s->mount());
-  ASSERT_NO_FATAL_FAILURE(expect_committed(s.get(), 29));
-  ASSERT_EQ(0, s->umount());
+  ASSERT_NO_FATAL_FAILURE(
+    mount_expect_committed(s.get(), 29, Replayed::ANY));
 }
 
 // dump_journal lists every unreplayed entry, in sequence order, each holding
 // its write; after a replay the journal is clean and lists none.
-TEST(MIMStoreJournalTools, DumpJournalListsUnreplayedEntries)
+TEST_F(MIMStoreJournalTools, DumpJournalListsUnreplayedEntries)
 {
-  Conf c = base_conf(true);
-  long_intervals(c);
-  StoreDir d;
-  auto s = make_store(d);
-  ASSERT_EQ(0, s->mkfs());
   ASSERT_EQ(19, commit_then_die(d, 0, 20));
   int r;
   std::string dump = dump_journal_of(s.get(), &r);
@@ -1380,30 +1377,22 @@ TEST(MIMStoreMergeStop, ExplicitFlushIsNotLostToAWriterWaitingForRoom)
 
 // flush_journal replays an unclean journal into the object files and
 // leaves it clean: the next mount has nothing to replay.
-TEST(MIMStoreJournalTools, FlushJournalReplaysAndLeavesItClean)
+TEST_F(MIMStoreJournalTools, FlushJournalReplaysAndLeavesItClean)
 {
-  Conf c = base_conf(true);
-  long_intervals(c);
-  StoreDir d;
-  {
-    auto s = make_store(d);
-    ASSERT_EQ(0, s->mkfs());
-  }
   ASSERT_EQ(59, commit_then_die(d, 0, 60));
   {
-    auto s = make_store(d);
-    ASSERT_EQ(0, s->flush_journal());
-    EXPECT_GT(perf_counter(s.get(), l_mimstore_replayed), 0);
+    // a store object of its own, as `ceph-osd --flush-journal` is
+    auto tool = make_store(d);
+    ASSERT_EQ(0, tool->flush_journal());
+    EXPECT_GT(perf_counter(tool.get(), l_mimstore_replayed), 0);
     int r;
-    std::string dump = dump_journal_of(s.get(), &r);
+    std::string dump = dump_journal_of(tool.get(), &r);
     ASSERT_EQ(0, r) << dump;
     EXPECT_TRUE(dump_says_clean(dump)) << dump;
   }
-  auto s = make_store(d);
-  ASSERT_EQ(0, s->mount());
-  EXPECT_EQ(0, perf_counter(s.get(), l_mimstore_replayed));
-  ASSERT_NO_FATAL_FAILURE(expect_committed(s.get(), 59));
-  ASSERT_EQ(0, s->umount());
+  s = make_store(d);  // a fresh replay counter
+  ASSERT_NO_FATAL_FAILURE(
+    mount_expect_committed(s.get(), 59, Replayed::NONE));
 }
 
 // ---------------------------------------------------------------------------
