@@ -227,8 +227,16 @@ int MIMStore::_do_data_op(const ApplyContext& ac,
 
 void MIMStore::_debug_point(const char* where)
 {
-  if (debug_hook) {
-    debug_hook(where);
+  if (!debug_hook_set) {
+    return;
+  }
+  std::shared_ptr<const std::function<void(const char*)>> h;
+  {
+    mim::MutexLock l(debug_hook_lock);
+    h = debug_hook;
+  }
+  if (h) {
+    (*h)(where);
   }
 }
 

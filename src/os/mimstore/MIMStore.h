@@ -55,9 +55,9 @@
  *   freeze_lock    the freeze and flush hand-off; outer to the HTMLL's,
  *                  the journal's and Durability's locks
  *   Sequencer::apply_lock, Collections::tombstone_lock,
- *   WrittenBackRecords::lock   leaves (apply queue and applied_sn;
- *                  tombstones of merged-away collections; written-back
- *                  records)
+ *   WrittenBackRecords::lock, debug_hook_lock   leaves (apply queue and
+ *                  applied_sn; tombstones of merged-away collections;
+ *                  written-back records; the tests' hook)
  *   (the HTMLL, Durability (parts_lock, sync_lock; its hooks run with
  *   neither held), the pacer, the journal (header_lock before the writer's
  *   lock) and the fd cache lock internally and call out to nothing while
@@ -270,10 +270,15 @@ class MIMStore : public ObjectStore {
   /// on the sync thread before the journal's tail moves
   /// ("sync:checkpoint"), and in write_back_all() on its caller's thread
   /// before and after it queues its request ("write_back_all:want",
-  /// "write_back_all:queued"). Set while unmounted, or while no op is
-  /// applied, no sweep and no sync runs.
+  /// "write_back_all:queued"). May be set at any time: a point already
+  /// in the old hook finishes there, later points call the new one.
   void set_debug_hook(std::function<void(const char*)> f) {
-    debug_hook = std::move(f);
+    auto h = f ? std::make_shared<const std::function<void(const char*)>>(
+                   std::move(f))
+               : nullptr;
+    mim::MutexLock l(debug_hook_lock);
+    debug_hook = std::move(h);
+    debug_hook_set = bool(debug_hook);
   }
   /// Tests: umount has begun stopping the threads.
   bool debug_stopping() {
@@ -718,7 +723,12 @@ class MIMStore : public ObjectStore {
   /// active generation is frozen: mimstore_generation_journal_share of the
   /// journal below mimstore_backoff_high. Set at mount.
   uint64_t generation_journal_bytes = 0;
-  std::function<void(const char*)> debug_hook;  ///< tests only
+  /// Tests only. A point copies the pointer under the lock and calls the
+  /// hook without it (a hook may block, or set another hook).
+  mim::Mutex debug_hook_lock;
+  std::shared_ptr<const std::function<void(const char*)>> debug_hook
+    MIM_GUARDED_BY(debug_hook_lock);
+  std::atomic<bool> debug_hook_set{false};  ///< no lock when there is none
 
   friend class mimstore::AdminHook;
   friend struct mimstore::Collection;  // flush waits on apply progress

@@ -248,7 +248,7 @@ struct CheckpointGate {
   }
 };
 
-/// Set while unmounted (MIMStore.h's set_debug_hook); harmless until the
+/// Set before mount; harmless until the
 /// gate closes. Child exits: 0 at the kill point, 4 if the checkpoint
 /// passed T3 without stopping inside its batch.
 void install_gate(MIMStore* ms, std::shared_ptr<CheckpointGate> g)
