@@ -277,7 +277,7 @@ class MIMStore : public ObjectStore {
                    std::move(f))
                : nullptr;
     mim::MutexLock l(debug_hook_lock);
-    debug_hook = std::move(h);
+    debug_hook.swap(h);  // the old one dies after the unlock, in h
     debug_hook_set = bool(debug_hook);
   }
   /// Tests: umount has begun stopping the threads.
