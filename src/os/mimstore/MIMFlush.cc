@@ -298,6 +298,7 @@ void MIMStore::_flush_frozen(const mim::FlushOrder& gen)
       dout(1) << "stopping: " << order.size() - visited << " of "
               << order.size() << " objects of the generation left in the "
               << "journal" << dendl;
+      pacer.sweep_abandoned();  // writers after a remount are not paced
       wb_window.end();
       return;
     }

@@ -72,6 +72,22 @@ TEST(JournalPacer, LastSweepRateUntilThisOneIsMeasured)
   EXPECT_DOUBLE_EQ(380.0 * 0.2, p.remaining(64));  // 20 in 4 s
 }
 
+TEST(JournalPacer, AbandonedSweepEndsPacingAndKeepsTheLastRate)
+{
+  JournalPacer p(test_conf());
+  p.sweep_started(100, 0);
+  p.sweep_progress(100);
+  p.sweep_finished(50);  // 0.5 s per object
+  p.sweep_started(400, 60);
+  p.sweep_progress(20);
+  EXPECT_GT(p.remaining(80), 0);
+  p.sweep_abandoned();  // 20 in 20 s, not a rate to keep
+  EXPECT_LT(p.remaining(80), 0);
+  EXPECT_EQ(0.0, p.delay(4096, 1, 0, 80));
+  p.sweep_started(100, 90);
+  EXPECT_DOUBLE_EQ(50.0, p.remaining(90));  // still 0.5 s per object
+}
+
 TEST(JournalPacer, AdmitsAtFreeSpaceOverRemainingTime)
 {
   JournalPacer p(test_conf());

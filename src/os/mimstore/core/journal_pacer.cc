@@ -46,6 +46,12 @@ void JournalPacer::sweep_finished(double now)
   sweeping = false;
 }
 
+void JournalPacer::sweep_abandoned()
+{
+  MutexLock l(lock);
+  sweeping = false;
+}
+
 void JournalPacer::sync_took(double secs)
 {
   MutexLock l(lock);

@@ -99,6 +99,9 @@ class JournalPacer {
   /// Flush thread: the sweep is over; its seconds per object are kept for
   /// the start of the next one.
   void sweep_finished(double now);
+  /// Flush thread: the sweep stopped part way (umount keeps the rest in
+  /// the journal): no sweep runs, and its partial rate is not kept.
+  void sweep_abandoned();
   /// Sync thread: a sync took `secs` (the checkpoint moves after one).
   void sync_took(double secs);
 
