@@ -241,6 +241,18 @@ TEST(Durability, NothingReleasedNoDataSync)
   EXPECT_NE(r.log.end(), std::find(r.log.begin(), r.log.end(), "after_sync"));
 }
 
+TEST(Durability, DirtyDataIsSyncedWithNothingReleased)
+{
+  // A sync between a write and the release of its part: the throttle's
+  // count is zeroed only by a sync that wrote the data.
+  Running r;
+  r.d.reset_checkpoint(1);
+  r.d.note_dirty(4096);
+  r.d.wait_for_next_sync();
+  std::lock_guard l(r.lock);
+  EXPECT_NE(r.log.end(), std::find(r.log.begin(), r.log.end(), "sync_data"));
+}
+
 TEST(Durability, StopSyncsWhatWasReleasedAndFreesWaiters)
 {
   Running r;

@@ -160,10 +160,13 @@ void Durability::sync_once()
     MutexLock l(parts_lock);
     batch.swap(unsynced);
   }
-  // What this sync makes durable no longer counts as dirty.
-  dirty_ios = 0;
-  dirty_bytes = 0;
-  if (!batch.empty()) {
+  // What this sync makes durable no longer counts as dirty. Dirty file
+  // data is synced even when no part waits for it yet (a writer releases
+  // its part just after its write): zeroed without a sync, the writeback
+  // throttle would forget data still in the page cache.
+  const bool dirty_ios_left = dirty_ios.exchange(0) > 0;
+  const bool dirty_bytes_left = dirty_bytes.exchange(0) > 0;
+  if (!batch.empty() || dirty_ios_left || dirty_bytes_left) {
     auto start = std::chrono::steady_clock::now();
     hooks.sync_data();
     if (hooks.synced) {

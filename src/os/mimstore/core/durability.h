@@ -28,7 +28,8 @@
  * waits for a sync that starts after the call: one already running may have
  * missed the caller's writes. The writeback throttle (FileStore's
  * WBThrottle): writers count the bytes they leave dirty in the page cache,
- * and past a limit wait for the next sync, which zeroes the count.
+ * and past a limit wait for the next sync, which syncs them and zeroes the
+ * count (a sync with nothing dirty and nothing released skips sync_data).
  *
  * Kept free of Ceph (as all of core/): the store supplies the sync itself,
  * the checkpoint's persistence and its counters as hooks, and starts the
