@@ -94,11 +94,12 @@
  * metadata op's path); empty matches all; it cannot contain ',' or ':'.
  * "write" is pwritev only, "aio" is aio_submit_write (the failure is
  * delivered as the completion result), "submit" is aio_submit_write
- * failing itself (returns the error, nothing queued), "sync" and "fsync" both mean fsync,
- * fdatasync and syncfs, "trunc" is ftruncate and fallocate, "meta" is
- * rename, unlink, link, mkdir, rmdir. With meta=xfs, `mode` also sets how
- * many metadata ops survive a crash: all (keep), none that can be undone
- * (drop), or a seeded random prefix (random, tear).
+ * failing itself (returns the error, nothing queued), "sync" and "fsync"
+ * both mean fsync, fdatasync and syncfs, "trunc" is ftruncate and
+ * fallocate, "meta" is rename, unlink, link, mkdir, rmdir. With
+ * meta=xfs, `mode` also sets how many metadata ops survive a crash: all
+ * (keep), none that can be undone (drop), or a seeded random prefix
+ * (random, tear).
  */
 #pragma once
 
