@@ -38,10 +38,13 @@
 #   --osd-mem SZ              each OSD has SZ of the host (0 = no bound, the
 #                             default): a memory cgroup for its RSS and page
 #                             cache, osd_memory_target at 3/4 of SZ; 2G or more
-#   --size S[,S...]           block sizes (4k; only sequential writes: 4m)
+#   --size S[,S...]           block sizes (4k; only sequential writes: 4m);
+#                             --sizes is the same option
 #   --threads T[,T...]        outstanding writes = paper "threads" (8); fio rbd
 #                             is asynchronous: one job, iodepth=T
-#   --distribution D          uniform | zipf:1.2 | both (uniform)
+#   --distribution D          uniform | zipf:THETA | pareto:X | normal:X (fio's
+#                             random_distribution) | both = uniform and
+#                             zipf:1.2 (uniform)
 #   --matrix                  the paper's matrix: randwrite 4k,8k,64k x threads
 #                             8,16,64 x uniform,zipf:1.2, then sequential write
 #                             1m,4m,16m at 8 threads (--seq-sizes to change)
@@ -49,7 +52,7 @@
 #   --warmup S                warm-up seconds excluded before it (30; matrix 60)
 #   --image-size SZ           RBD image (2G), prefilled with 4 MiB sequential writes
 # Cluster and devices:
-#   --osds N                  1..3 (1)          --pool-size N   1..3 (1)
+#   --osds N                  1..3 (1)          --pool-size N   1..--osds (1)
 #   --pg-num N                PGs of the pool (32 per OSD)
 #   --pg-log N                PG log entries kept per PG, and dups tracked, for
 #                             every profile (1000; 0 = Ceph's defaults). The PG
@@ -78,7 +81,8 @@
 #   --nvme-size SZ            journal / block.db loop per OSD (1G)
 #   --hdd-model NAME          open-loop model (qa/hddmodel.py) that prices the
 #                             recorded HDD request trace afterwards, with either
-#                             --hdd (hitachi-7k320); not the emulated drive
+#                             --hdd: hitachi-7k320 (default) | deskstar-7k1000c;
+#                             not the emulated drive
 # Run:
 #   --workdir DIR             devices, cluster, results (/var/tmp/mimstore-bench)
 #   --results DIR             results directory (WORKDIR/results/<timestamp>)
@@ -94,7 +98,8 @@
 #                             merge window is running with at most the
 #                             fraction F (0-1) of its objects left (frozen
 #                             blocks from dump_mimstore_htmll, polled each
-#                             second; at most --restart-timeout S): where in
+#                             second; at most --restart-timeout S; needs
+#                             --restart term or kill9): where in
 #                             a sweep a stop falls decides what the next
 #                             mount replays
 #   --heap-profile            attribution runs: tcmalloc's heap profiler on in
@@ -225,6 +230,10 @@ CLUSTER_OSD_MEM=$(to_bytes "$osd_mem")
 ((CLUSTER_OSD_MEM == 0 || CLUSTER_OSD_MEM >= 2 << 30)) ||
   die "--osd-mem $osd_mem is below what an OSD needs (BlueStore's smallest osd_memory_target is 896M, set to 3/4 of it): 2G or more, or 0"
 export CLUSTER_OSD_MEM
+# Checked here, not by analyze.py after the first workload has run
+"$PY" -c 'import sys; sys.path.insert(0, sys.argv[1]); import hddmodel
+sys.exit(sys.argv[2] not in hddmodel.PRESETS)' "$QA_DIR" "$hdd_model" ||
+  die "--hdd-model: '$hdd_model' is not a model in qa/hddmodel.py (hitachi-7k320, deskstar-7k1000c)"
 if ((matrix)); then
   runtime=${runtime:-240}; warmup=${warmup:-60}
 else
@@ -291,7 +300,7 @@ else
   case $dist in
     both) _d=(uniform zipf:1.2) ;;
     uniform|zipf:*|pareto:*|normal:*) _d=("$dist") ;;
-    *) die "--distribution must be uniform, zipf:THETA or both" ;;
+    *) die "--distribution must be uniform, zipf:THETA, pareto:X, normal:X or both" ;;
   esac
   for w in "${_rw[@]}"; do
     # the filesystem workloads: once each, with their personality's threads

@@ -3,8 +3,9 @@
 #
 #   qa/run-tests.sh            both tiers
 #   qa/run-tests.sh --quick    Ceph-free tier only (seconds)
-#   qa/run-tests.sh --long     also the long variants (full ObjectStore suite
-#                              twice, crash loops, kill -9 cycles)
+#   qa/run-tests.sh --long     also the long variants (more crash points,
+#                              crash loops, kill -9 cycles); the ObjectStore
+#                              suite runs whole, three times, in every mode
 #
 # Tiers:
 #   Ceph-free  the MIM core library and its tests (gtest, ThreadSanitizer

@@ -12,7 +12,8 @@
 # mimstore-jdata-dbnvme, mimstore-nomerge-dbnvme, bluestore-hybrid and
 # filestore-pacific, uniform and zipf:1.2, 4 KiB random writes at 8
 # threads, 60 s warm-up + 180 s measured, emulated 7,200 rpm HDD
-# (bench.sh's defaults otherwise).
+# (bench.sh's defaults otherwise); --repeat N is 1..9; --results DIR
+# defaults to /var/tmp/mimstore-bench/sweep ($BENCH_WORKDIR/sweep).
 #
 # Options after "--" go to every qa/bench.sh run as they are (e.g.
 # "-- --rw randwrite,randrw:50 --osds 3 --pool-size 2"); the report keeps
