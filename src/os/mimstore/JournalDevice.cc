@@ -212,6 +212,42 @@ int JournalDevice::read_header(mim::JournalHeader* h, std::ostream& err)
 }
 
 
+int JournalDevice::find_header_magic(bool* found, std::ostream& err)
+{
+  *found = false;
+  if (fd_ < 0) {
+    return 0;
+  }
+  uint64_t size = 0;
+  int r = io_->get_size(fd_, &size);
+  if (r < 0) {
+    err << "cannot get the size of journal " << conf_.journal_path << ": "
+        << cpp_strerror(r);
+    return r;
+  }
+  // Slot B of the largest block size ends at 2 * JOURNAL_MAX_BLOCK_SIZE.
+  size_t len = std::min<uint64_t>(2 * mim::JOURNAL_MAX_BLOCK_SIZE, size);
+  len -= len % lbs_;
+  if (len < 8) {
+    return 0;
+  }
+  AlignedBuf b(len, std::max<uint32_t>(lbs_, 4096));
+  r = read_at(0, len, b.p);
+  if (r < 0) {
+    err << "cannot read the start of journal " << conf_.journal_path << ": "
+        << cpp_strerror(r);
+    return r;
+  }
+  *found = mim::has_header_magic(b.p);
+  for (uint32_t bs = mim::JOURNAL_MIN_BLOCK_SIZE;
+       !*found && bs <= mim::JOURNAL_MAX_BLOCK_SIZE && bs + 8 <= len;
+       bs *= 2) {
+    *found = mim::has_header_magic(b.p + bs);
+  }
+  return 0;
+}
+
+
 int JournalDevice::measure_throughput(uint64_t* bytes_per_sec)
 {
   // Appends of the largest batch size, like the writer issues under load,

@@ -70,6 +70,11 @@ class JournalDevice {
   /// The newer valid one of the two header slots, at whatever block size
   /// the journal was made with (then adopt() it).
   int read_header(mim::JournalHeader* h, std::ostream& err);
+  /// Whether a header's magic sits where a header slot is for any block
+  /// size a journal can have (offset 0, or one block in), the header valid
+  /// or not. False when nothing is open (open() failed before its fd).
+  /// mkjournal's test before it replaces a journal it could not open.
+  int find_header_magic(bool* found, std::ostream& err);
   /// Sequential append throughput (bytes/s) with batch-sized O_DIRECT
   /// writes over the area. Only before the journal holds data.
   int measure_throughput(uint64_t* bytes_per_sec);

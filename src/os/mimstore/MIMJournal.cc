@@ -112,8 +112,9 @@ int MIMJournal::open(const uuid_d& fsid, bool* clean, std::ostream& err)
     err << "journal " << conf.journal_path << " belongs to store "
         << from_fsid(h.fsid) << ", not to this one (" << fsid << "): it is "
         << "another OSD's journal or a stale one. Point osd_journal at this "
-        << "OSD's journal; only if it is lost, run ceph-osd --mkjournal "
-        << "(transactions in a lost journal are lost)";
+        << "OSD's journal; only if that is lost, point it at a new device "
+        << "and run ceph-osd --mkjournal (transactions in a lost journal are "
+        << "lost)";
     return -EINVAL;
   }
   if (h.journal_size > dev.device_size()) {

@@ -63,6 +63,11 @@ class MIMJournal {
   /// Open for mount: lock the device, read and check the header (fsid,
   /// version, geometry). `clean` is set if the last unmount was clean.
   int open(const uuid_d& fsid, bool* clean, std::ostream& err);
+  /// After an open() that failed: whether the device holds a journal
+  /// header, valid or not (JournalDevice::find_header_magic).
+  int find_header_magic(bool* found, std::ostream& err) {
+    return dev.find_header_magic(found, err);
+  }
   /// Called for each replayed entry: its sn, the device offset of its
   /// payload (read_extent() reads there while the entry is live) and the
   /// payload, one contiguous buffer.

@@ -430,21 +430,50 @@ int MIMStore::mkjournal()
   }
   {
     // A new journal loses whatever the old one holds beyond the
-    // checkpoint: only allowed when the old journal is clean, or unreadable
-    // (lost device).
+    // checkpoint: only allowed when the old journal is this store's and
+    // clean, or there is none (no file, or a device without a header: new,
+    // zeroed). A header that does not open (another store's, a crc
+    // mismatch, a newer version, a read error) may front acknowledged
+    // transactions: left alone (FileStore's mkjournal replaced any journal
+    // its check refused).
     journal = std::make_unique<MIMJournal>(cct, io, conf, nullptr);
     std::ostringstream err;
     bool clean = false;
     r = journal->open(fsid, &clean, err);
-    if (r == 0 && !clean) {
+    if (r < 0) {
+      bool has_header = false;
+      std::ostringstream perr;
+      int pr = journal->find_header_magic(&has_header, perr);
+      if (pr < 0) {
+        derr << "mkjournal: " << err.str() << "; " << perr.str()
+             << ": nothing replaced" << dendl;
+        r = pr;
+        goto out;
+      }
+      if (has_header) {
+        derr << "mkjournal: " << err.str() << ". " << journal_path
+             << " holds a mimstore journal header, so it may hold "
+             << "acknowledged transactions (this store's behind a damaged "
+             << "header, or another store's); mkjournal does not replace it. "
+             << "Point osd_journal at this OSD's journal or at a new device; "
+             << "if this device's contents are lost anyway, zero its first "
+             << "128 KiB (dd if=/dev/zero of=" << journal_path
+             << " bs=64K count=2 conv=notrunc,fsync) and run "
+             << "ceph-osd --mkjournal again" << dendl;
+        r = -EEXIST;
+        goto out;
+      }
+      dout(0) << "mkjournal: no journal at " << journal_path << " ("
+              << err.str() << "): making a new one" << dendl;
+      err.str("");
+    } else if (!clean) {
       derr << "journal " << journal_path << " holds transactions that are "
            << "not in the object files yet (after a crash, or the merge "
            << "window a stop left there); run ceph-osd --flush-journal "
            << "before making a new journal" << dendl;
       r = -EBUSY;  // _close_all closes the journal as it is
       goto out;
-    }
-    if (r == 0) {
+    } else {
       journal->close(true);
     }
     journal = std::make_unique<MIMJournal>(cct, io, conf, nullptr);

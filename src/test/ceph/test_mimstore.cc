@@ -1028,6 +1028,48 @@ TEST_F(MIMStoreJournalTools, MkjournalReplacesLostJournal)
     mount_expect_committed(s.get(), 29, Replayed::ANY));
 }
 
+// mkjournal replaces no journal that has a header it cannot open: here
+// another store's, holding acknowledged writes, under this store's
+// osd_journal (a wrong path). It refuses, and that store has every write.
+TEST_F(MIMStoreJournalTools, MkjournalLeavesAnotherStoresJournal)
+{
+  StoreDir other;
+  auto so = make_store(other);
+  ASSERT_EQ(0, so->mkfs());
+  ASSERT_EQ(29, commit_then_die(other, 0, 30));
+  ASSERT_EQ(0, ::rename(other.journal.c_str(), d.journal.c_str()));
+  EXPECT_EQ(-EEXIST, s->mkjournal());
+  ASSERT_EQ(0, ::rename(d.journal.c_str(), other.journal.c_str()));
+  ASSERT_NO_FATAL_FAILURE(
+    mount_expect_committed(so.get(), 29, Replayed::SOME));
+}
+
+// Nor one whose header fails its crc in both slots (bit rot, a stray
+// write) while acknowledged writes sit behind it: mount and mkjournal
+// refuse; the header repaired, every write is there. (Zeroed, the contents
+// given up, it is replaced: MkjournalReplacesLostJournal.)
+TEST_F(MIMStoreJournalTools, MkjournalLeavesDamagedHeader)
+{
+  ASSERT_EQ(29, commit_then_die(d, 0, 30));
+  int r;
+  std::string dump = dump_journal_of(s.get(), &r);
+  ASSERT_EQ(0, r) << dump;
+  auto at = dump.find(" block ");
+  ASSERT_NE(std::string::npos, at) << dump;
+  const uint64_t bs = std::stoul(dump.substr(at + 7));
+  // byte 20 is in the fsid, under the crc; slot B may still be zeros
+  auto flip_both_slots = [&] {
+    corrupt_byte(d.journal, 20, 0x10);
+    corrupt_byte(d.journal, bs + 20, 0x10);
+  };
+  flip_both_slots();
+  EXPECT_LT(s->mount(), 0);
+  EXPECT_EQ(-EEXIST, s->mkjournal());
+  flip_both_slots();
+  ASSERT_NO_FATAL_FAILURE(
+    mount_expect_committed(s.get(), 29, Replayed::SOME));
+}
+
 // A journal lost after a crash: the objects and the DB carry sns applied
 // since the last clean stop, which mimstore_next_sn (written by umount)
 // does not know. The new journal starts above them (the sn fence), or a

@@ -118,6 +118,23 @@ TEST(JournalHeader, BadMagic)
   EXPECT_NE(std::string::npos, err.find("not a mimstore journal")) << err;
 }
 
+// The magic alone marks a journal, whatever the slot's state: mkjournal
+// leaves a damaged header (or another store's) alone because of it.
+TEST(JournalHeader, MagicMarksAJournalValidOrNot)
+{
+  JournalHeader h = sample_header();
+  std::vector<char> slot(h.block_size, 0);
+  EXPECT_FALSE(has_header_magic(slot.data()));
+  encode_header(h, slot.data());
+  EXPECT_TRUE(has_header_magic(slot.data()));
+  slot[40] ^= 0x04;  // crc mismatch: still a journal's header
+  JournalHeader d;
+  ASSERT_EQ(-EBADMSG, decode_header(slot.data(), slot.size(), &d, nullptr));
+  EXPECT_TRUE(has_header_magic(slot.data()));
+  slot[0] ^= 0x01;
+  EXPECT_FALSE(has_header_magic(slot.data()));
+}
+
 TEST(JournalHeader, UnknownVersionIsNamed)
 {
   JournalHeader h = sample_header();

@@ -149,6 +149,11 @@ void encode_header(const JournalHeader& h, char* slot)
   put_u32(slot + H_CRC, crc32c(0, slot, H_CRC));
 }
 
+bool has_header_magic(const char* p)
+{
+  return get_u64(p + H_MAGIC) == JOURNAL_MAGIC;
+}
+
 int decode_header(const char* slot, size_t len, JournalHeader* out,
                   std::string* err)
 {

@@ -94,6 +94,11 @@ inline uint64_t header_slot_offset(uint64_t header_seq, uint32_t block_size)
 /// REQUIRES: h.block_size >= JOURNAL_HEADER_LEN.
 void encode_header(const JournalHeader& h, char* slot);
 
+/// Whether the 8 bytes at `p` are the header magic, whatever the rest of the
+/// slot holds (valid, torn, another store's): mkjournal replaces no device
+/// that has it where a header slot is.
+bool has_header_magic(const char* p);
+
 /// Decode and validate one slot of `len` bytes.
 /// Returns 0, or
 ///  -EINVAL          bad magic ("not a mimstore journal") or fields that make
