@@ -101,6 +101,20 @@ int JournalDevice::open(bool create, std::ostream& err)
         << " bytes (2 TiB less 512): use a smaller partition";
     return -EFBIG;
   }
+  if (create && !is_block_device_) {
+    // Reserve the file's blocks now: a sparse journal on a filesystem that
+    // fills up later fails a journal write mid-run, and the store stops.
+    r = io_->fallocate(fd_, 0, 0, size);
+    if (r < 0 && r != -EOPNOTSUPP) {
+      err << "cannot reserve " << (size >> 20) << " MiB for journal file "
+          << path << ": " << cpp_strerror(r);
+      if (r == -ENOSPC || r == -EDQUOT) {
+        err << " (free space on its filesystem, lower osd_journal_size, or "
+               "use a partition)";
+      }
+      return r;
+    }
+  }
   dev_size_ = size;
   geo_ = mim::JournalGeometry(size, block_size_);
   return 0;

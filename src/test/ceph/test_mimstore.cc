@@ -661,6 +661,19 @@ TEST(MIMStoreJournal, RefusesTooSmallJournal)
   EXPECT_EQ(-ENOSPC, s->mkfs());
 }
 
+// A journal file is made with its blocks reserved: on a filesystem without
+// the room mkfs refuses, rather than the store stopping on a journal write
+// once the disk fills. (The fault seam's second size operation on the
+// journal file, after its ftruncate, is the reservation.)
+TEST(MIMStoreJournal, RefusesJournalFileWithoutRoom)
+{
+  Conf c = base_conf(true);
+  c.set("mimstore_debug_fault", "fail=trunc:journal:enospc@2");
+  StoreDir d;
+  auto s = make_store(d);
+  EXPECT_EQ(-ENOSPC, s->mkfs());
+}
+
 // The writer's index of live batches addresses the journal in 512-byte
 // units with 32 bits: a journal over 2 TiB is refused, at mkfs and at
 // mount, instead of failing a check on the first write past that offset.
