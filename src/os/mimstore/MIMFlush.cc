@@ -314,7 +314,12 @@ void MIMStore::_flush_frozen(const mim::FlushOrder& gen)
       if (r < 0) {
         // The data is still in the journal; stopping here loses nothing,
         // carrying on in an unknown state could.
-        derr << "flush failed: " << cpp_strerror(r) << "; stopping"
+        derr << "flush failed: write back of " << *item.fname << " in "
+             << *item.cname << ": " << cpp_strerror(r) << "; stopping. "
+             << "Every merged write is still in the journal: fix the cause "
+             << "(ENOSPC: free space under osd data; EIO: check the data "
+             << "disk, and the journal device the merged bytes are read "
+             << "from), then restart the OSD, whose mount replays them"
              << dendl;
         ceph_abort_msg("mimstore: writeback to the data filesystem failed");
       }
@@ -390,8 +395,11 @@ mim::DurabilityHooks MIMStore::_durability_hooks()
     // The objects written back before this sync: recorded after it
     // (WrittenBack.h), never ahead of their data.
     auto covered = written_back->take_unsynced();
+    const char* what = "the data filesystem (osd data)";
     int r = files->sync_all();
     if (r == 0) {
+      what = "the omap and xattr database (RocksDB: mimstore_db_dir, else "
+             "<osd data>/db)";
       r = omap->sync();
     }
     if (r == 0) {
@@ -400,8 +408,12 @@ mim::DurabilityHooks MIMStore::_durability_hooks()
     if (r < 0) {
       // LevelDB's rule: a failed sync leaves the disk in an unknown state;
       // never go on as if it had worked. The journal still holds it all.
-      derr << "sync of the data filesystem failed: " << cpp_strerror(r)
-           << dendl;
+      derr << "sync of " << what << " failed: " << cpp_strerror(r)
+           << " (RocksDB reports its failures as -1, its own message above "
+           << "says why). The journal holds every transaction since the "
+           << "checkpoint: fix the cause (a full filesystem: free space on "
+           << "it; EIO: the disk), then restart the OSD, whose mount "
+           << "replays them" << dendl;
       ceph_abort_msg("mimstore: sync failed");
     }
   };

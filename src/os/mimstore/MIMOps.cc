@@ -106,6 +106,13 @@ void MIMStore::_abort_on_op_error(Transaction& t, uint32_t op,
     msg = "ENOTEMPTY suggests garbage data in osd data dir";
   } else if (r == -EIO) {
     msg = "EIO from the data filesystem";
+  } else if (r == -EPERM) {
+    // RocksDBStore returns -1 for any failed commit (a full filesystem,
+    // an I/O error), its own log line before this one says which.
+    msg = "-1 is how the omap and xattr database (RocksDB: mimstore_db_dir, "
+          "else <osd data>/db) reports a failed commit; RocksDB's message "
+          "above says why. If its filesystem is full, free space there, then "
+          "restart the OSD (the journal replays the transaction)";
   }
   derr << " error " << cpp_strerror(r) << " not handled on operation "
        << op << " (op " << op_num << ", counting from 0)" << dendl;
