@@ -225,7 +225,15 @@ int MIMStore::_open_db(bool create)
     return r;
   }
   if (create) {
-    write_meta("mimstore_db_dir", dir);
+    // mount finds the database where this says, whatever the option says
+    // by then
+    r = write_meta("mimstore_db_dir", dir);
+    if (r < 0) {
+      derr << "cannot record the omap database's directory in " << path
+           << ": " << cpp_strerror(r) << dendl;
+      _close_db();
+      return r;
+    }
   }
   return 0;
 }
@@ -381,7 +389,12 @@ int MIMStore::mkfs()
         goto out;
       }
       dout(1) << "journal append throughput " << bps << " bytes/s" << dendl;
-      write_meta("journal_throughput", stringify(bps));
+      r = write_meta("journal_throughput", stringify(bps));
+      if (r < 0) {
+        derr << "cannot record the journal's throughput in " << path << ": "
+             << cpp_strerror(r) << dendl;
+        goto out;
+      }
       // measuring wrote over the area: start from a fresh, clean journal
       r = journal->create(fsid, 1, err);
       if (r < 0) {
