@@ -85,3 +85,10 @@ sweep --points 8G:4G --warmup 120 --runtime 300 --results "$root/i16-readback-8G
 #    16 GiB point on the 1 TiB disk; 51 min each (measured)
 sweep --points 16G:4G --warmup 60 --runtime 600 --results "$root/i16-writes-16G-hdd2x-600s" \
   -- --rw randwrite --size 4k --hdd-size 2x
+# 9. The 64 GiB / 1 GiB journal point of 6 over 600 s: at 120 s mimstore
+#    completed one merge flush per window (not steady state; 4.53x
+#    BlueStore-hybrid in 20261129-i16-writes-hdd2x). One repeat first
+#    (~55 min: 22 min at 120 s plus 8 min more per profile); more if it
+#    differs from the 120 s figure
+sweep --repeat 1 --points 64G:1G --warmup 60 --runtime 600 --results "$root/i16-writes-64G-hdd2x-600s" \
+  -- --rw randwrite --size 4k --hdd-size 2x
