@@ -21,7 +21,7 @@ CASES=(
   "nopressurebytes|MIMMergeControl.cc|*SmallTxnsDoNotStallJournal*|s = s.replace('journal->used_since(active_gen_first_sn) < journal->size() / 4', 'st.bytes + st.frozen_bytes < journal->size() / 4')"
   # 2026-11-29: the sn fence (mkjournal after a lost journal, a mount past
   # damage) and the replay guard of set_bits
-  "nosnfence|MIMMount.cc|*MkjournalAfterCrashStartsAboveAppliedSns*|s = s.replace('    start = std::max(start, sn_fence + 1);', '')"
+  "nosnfence|MIMJournalTools.cc|*MkjournalAfterCrashStartsAboveAppliedSns*|s = s.replace('    start = std::max(start, sn_fence + 1);', '')"
   "nosnfencesalvage|MIMReplay.cc|*RefusesCorruptAcknowledgedEntry*|s = s.replace('std::max({replay_end, acked + 1, sn_fence + 1})', 'std::max({replay_end, acked + 1})')"
   "nosetbitsguard|MIMCollOps.cc|*SetBitsAfterMergeNotReplayedOverSplit*|s = s.replace('these would win.\n  if (!_should_apply(ac, cid, nullptr)) {\n    return 0;\n  }', 'these would win.')"
   # the merge tombstone trimmed at the checkpoint, not at the first live
@@ -36,7 +36,7 @@ CASES=(
   "nocommitqueueflush|MIMStore.cc|*FlushCommitFollowsOnCommit*|s = s.replace('  sequencer.take_commit_waiters(txc->sn, &done);', '  std::list<Context*> w;\n  sequencer.take_commit_waiters(txc->sn, &w);\n  finisher.queue(w);')"
   # not a crash fix: mkjournal replaced any journal it could not open
   # (another store's, a damaged header), acknowledged writes and all
-  "nomkjournalheader|MIMMount.cc|*MkjournalLeaves*|s = s.replace('      if (has_header) {', '      if (false) {')"
+  "nomkjournalheader|MIMJournalTools.cc|*MkjournalLeaves*|s = s.replace('      if (has_header) {', '      if (false) {')"
 )
 
 want=("$@")

@@ -230,7 +230,7 @@ int JournalDevice::find_header_magic(bool* found, std::ostream& err)
 {
   *found = false;
   if (fd_ < 0) {
-    return 0;
+    return -EBADF;
   }
   uint64_t size = 0;
   int r = io_->get_size(fd_, &size);

@@ -72,7 +72,7 @@ class JournalDevice {
   int read_header(mim::JournalHeader* h, std::ostream& err);
   /// Whether a header's magic sits where a header slot is for any block
   /// size a journal can have (offset 0, or one block in), the header valid
-  /// or not. False when nothing is open (open() failed before its fd).
+  /// or not. -EBADF when nothing is open (open() failed before its fd).
   /// mkjournal's test before it replaces a journal it could not open.
   int find_header_magic(bool* found, std::ostream& err);
   /// Sequential append throughput (bytes/s) with batch-sized O_DIRECT

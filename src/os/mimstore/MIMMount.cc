@@ -1,9 +1,9 @@
 // -*- mode:C++; tab-width:8; c-basic-offset:2; indent-tabs-mode:t -*-
 // vim: ts=8 sw=2 smarttab
 /*
- * mimstore's lifecycle: mkfs, mkjournal, mount (open, replay, start),
- * umount, flush_journal, dump_journal and fsck. The replay itself is in
- * MIMReplay.cc. What a mount opens, in
+ * mimstore's lifecycle: mkfs, mount (open, replay, start), umount and
+ * fsck. The replay itself is in MIMReplay.cc; the journal tools (mkjournal,
+ * flush_journal, dump_journal) in MIMJournalTools.cc. What a mount opens, in
  * order: the lock file, the I/O stack (with the fault seam when
  * configured), the object files, RocksDB and the omap, the journal, then
  * replay, the merge cache, the threads and the admin commands.
@@ -416,107 +416,6 @@ int MIMStore::mkfs()
   return r;
 }
 
-int MIMStore::_open_offline(const char* tool)
-{
-  if (mounted) {
-    derr << tool << ": the store is mounted; umount it first" << dendl;
-    return -EBUSY;
-  }
-  int r = _load_config();
-  if (r == 0) {
-    r = _check_fsid();
-  }
-  if (r == 0) {
-    r = _open_io();
-    if (r < 0) {
-      _close_all(JournalEnd::AS_IS);
-    }
-  }
-  return r;
-}
-
-int MIMStore::mkjournal()
-{
-  int r = _open_offline("mkjournal");
-  if (r < 0) {
-    return r;
-  }
-  {
-    // A new journal loses whatever the old one holds beyond the
-    // checkpoint: only allowed when the old journal is this store's and
-    // clean, or there is none (no file, or a device without a header: new,
-    // zeroed). A header that does not open (another store's, a crc
-    // mismatch, a newer version, a read error) may front acknowledged
-    // transactions: left alone (FileStore's mkjournal replaced any journal
-    // its check refused).
-    journal = std::make_unique<MIMJournal>(cct, io, conf, nullptr);
-    std::ostringstream err;
-    bool clean = false;
-    r = journal->open(fsid, &clean, err);
-    if (r < 0) {
-      bool has_header = false;
-      std::ostringstream perr;
-      int pr = journal->find_header_magic(&has_header, perr);
-      if (pr < 0) {
-        derr << "mkjournal: " << err.str() << "; " << perr.str()
-             << ": nothing replaced" << dendl;
-        r = pr;
-        goto out;
-      }
-      if (has_header) {
-        derr << "mkjournal: " << err.str() << ". " << journal_path
-             << " holds a mimstore journal header, so it may hold "
-             << "acknowledged transactions (this store's behind a damaged "
-             << "header, or another store's); mkjournal does not replace it. "
-             << "Point osd_journal at this OSD's journal or at a new device; "
-             << "if this device's contents are lost anyway, zero its first "
-             << "128 KiB (dd if=/dev/zero of=" << journal_path
-             << " bs=64K count=2 conv=notrunc,fsync) and run "
-             << "ceph-osd --mkjournal again" << dendl;
-        r = -EEXIST;
-        goto out;
-      }
-      dout(0) << "mkjournal: no journal at " << journal_path << " ("
-              << err.str() << "): making a new one" << dendl;
-      err.str("");
-    } else if (!clean) {
-      derr << "journal " << journal_path << " holds transactions that are "
-           << "not in the object files yet (after a crash, or the merge "
-           << "window a stop left there); run ceph-osd --flush-journal "
-           << "before making a new journal" << dendl;
-      r = -EBUSY;  // _close_all closes the journal as it is
-      goto out;
-    } else {
-      journal->close(true);
-    }
-    journal = std::make_unique<MIMJournal>(cct, io, conf, nullptr);
-    // Above every sn the object files and the DB may carry: the fence (a
-    // crash leaves mimstore_next_sn, written by umount, behind them).
-    uint64_t start = 1;
-    _read_meta_u64("mimstore_next_sn", &start);
-    r = _read_sn_fence();
-    if (r == -ENOENT) {
-      dout(0) << "no sn fence recorded (a store last mounted by a mimstore "
-              << "without one): the new journal starts at the last clean "
-              << "stop's sn " << start << dendl;
-      r = 0;
-    } else if (r < 0) {
-      goto out;
-    }
-    start = std::max(start, sn_fence + 1);
-    dout(1) << "mkjournal: the new journal starts at sn " << start << dendl;
-    r = journal->create(fsid, start, err);
-    if (r == 0) {
-      r = journal->close(true);
-    } else {
-      derr << err.str() << dendl;
-    }
-  }
- out:
-  _close_all(JournalEnd::AS_IS);
-  return r;
-}
-
 int MIMStore::_load_collections()
 {
   std::vector<coll_t> ls;
@@ -778,39 +677,6 @@ int MIMStore::umount()
     r = jr;
   }
   mounted = false;
-  return r;
-}
-
-int MIMStore::flush_journal()
-{
-  // Mount replays and checkpoints everything; a clean umount leaves the
-  // journal empty.
-  int r = mount();
-  if (r < 0) {
-    return r;
-  }
-  umount_writes_back = true;
-  r = umount();
-  umount_writes_back = false;
-  return r;
-}
-
-int MIMStore::dump_journal(std::ostream& out)
-{
-  int r = _open_offline("dump_journal");
-  if (r < 0) {
-    return r;
-  }
-  journal = std::make_unique<MIMJournal>(cct, io, conf, nullptr);
-  std::ostringstream err;
-  bool clean;
-  r = journal->open(fsid, &clean, err);
-  if (r == 0) {
-    r = journal->dump(out);
-  } else {
-    out << err.str() << std::endl;
-  }
-  _close_all(JournalEnd::AS_IS);
   return r;
 }
 

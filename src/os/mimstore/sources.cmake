@@ -13,6 +13,7 @@ set(mimstore_srcs
   mimstore/MIMFlush.cc
   mimstore/MIMJournal.cc
   mimstore/MIMJournalData.cc
+  mimstore/MIMJournalTools.cc
   mimstore/MIMMergeControl.cc
   mimstore/MIMMount.cc
   mimstore/MIMOmapOps.cc
