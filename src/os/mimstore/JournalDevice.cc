@@ -69,21 +69,19 @@ int JournalDevice::open(bool create, std::ostream& err)
   if (r < 0) {
     return r;
   }
+  // A journal file being made gets osd_journal_size, checked below before
+  // the file is touched.
+  const bool sizing = !is_block_device_ && create && conf_.journal_size_mb;
   uint64_t size = 0;
-  if (!is_block_device_ && create && conf_.journal_size_mb) {
+  if (sizing) {
     size = conf_.journal_size_mb << 20;
-    r = io_->ftruncate(fd_, size);
+  } else {
+    r = io_->get_size(fd_, &size);
     if (r < 0) {
-      err << "cannot size journal file " << path << " to "
-          << conf_.journal_size_mb << " MiB: " << cpp_strerror(r);
+      err << "cannot get the size of journal " << path << ": "
+          << cpp_strerror(r);
       return r;
     }
-  }
-  r = io_->get_size(fd_, &size);
-  if (r < 0) {
-    err << "cannot get the size of journal " << path << ": "
-        << cpp_strerror(r);
-    return r;
   }
   uint64_t need = min_journal_bytes(conf_);
   if (size < need) {
@@ -101,10 +99,12 @@ int JournalDevice::open(bool create, std::ostream& err)
         << " bytes (2 TiB less 512): use a smaller partition";
     return -EFBIG;
   }
-  if (create && !is_block_device_) {
+  if (sizing) {
     // Reserve the file's blocks now: a sparse journal on a filesystem that
     // fills up later fails a journal write mid-run, and the store stops.
-    r = io_->fallocate(fd_, 0, 0, size);
+    // Reserved before the size is set, so a failure leaves an existing
+    // file (and the header recording its size) as it was.
+    r = io_->fallocate(fd_, FALLOC_FL_KEEP_SIZE, 0, size);
     if (r < 0 && r != -EOPNOTSUPP) {
       err << "cannot reserve " << (size >> 20) << " MiB for journal file "
           << path << ": " << cpp_strerror(r);
@@ -112,6 +112,12 @@ int JournalDevice::open(bool create, std::ostream& err)
         err << " (free space on its filesystem, lower osd_journal_size, or "
                "use a partition)";
       }
+      return r;
+    }
+    r = io_->ftruncate(fd_, size);
+    if (r < 0) {
+      err << "cannot size journal file " << path << " to "
+          << conf_.journal_size_mb << " MiB: " << cpp_strerror(r);
       return r;
     }
   }
@@ -216,7 +222,13 @@ int JournalDevice::read_header(mim::JournalHeader* h, std::ostream& err)
   }
   err << "journal " << conf_.journal_path << " has no valid header: "
       << first_why;
-  if (first_r == -EINVAL) {
+  auto no_magic = [&](size_t from) {
+    return first_why.find("bad header magic", from);
+  };
+  size_t a = no_magic(0);
+  if (first_r == -EINVAL && a != std::string::npos &&
+      no_magic(a + 1) != std::string::npos) {
+    // neither slot is a journal's: mkjournal makes one here
     err << " (not a mimstore journal: point osd_journal at this OSD's "
            "journal, or run ceph-osd --mkjournal)";
   } else if (first_r == -EPROTONOSUPPORT) {

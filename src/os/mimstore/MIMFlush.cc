@@ -409,11 +409,12 @@ mim::DurabilityHooks MIMStore::_durability_hooks()
       // LevelDB's rule: a failed sync leaves the disk in an unknown state;
       // never go on as if it had worked. The journal still holds it all.
       derr << "sync of " << what << " failed: " << cpp_strerror(r)
-           << " (RocksDB reports its failures as -1, its own message above "
-           << "says why). The journal holds every transaction since the "
-           << "checkpoint: fix the cause (a full filesystem: free space on "
-           << "it; EIO: the disk), then restart the OSD, whose mount "
-           << "replays them" << dendl;
+           << (r == -EPERM ? " (RocksDB reports its failures as -1, its own "
+                             "message above says why)" : "")
+           << ". The journal holds every transaction since the checkpoint: "
+           << "fix the cause (a full filesystem: free space on it; EIO: the "
+           << "disk), then restart the OSD, whose mount replays them"
+           << dendl;
       ceph_abort_msg("mimstore: sync failed");
     }
   };

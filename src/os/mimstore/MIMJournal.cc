@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <random>
+#include <sstream>
 
 #include "common/ceph_context.h"
 #include "common/debug.h"
@@ -95,6 +96,17 @@ int MIMJournal::create(const uuid_d& fsid, sn_t start_sn, std::ostream& err)
           << " MiB, block " << dev.block_size() << ", start sn " << start_sn
           << dendl;
   return 0;
+}
+
+bool MIMJournal::header_is_clean_of(const uuid_d& fsid)
+{
+  if (dev.fd() < 0) {
+    return false;
+  }
+  mim::JournalHeader h;
+  std::ostringstream ignored;
+  return dev.read_header(&h, ignored) == 0 && h.fsid == to_fsid(fsid) &&
+         (h.flags & mim::JOURNAL_FLAG_CLEAN);
 }
 
 int MIMJournal::open(const uuid_d& fsid, bool* clean, std::ostream& err)

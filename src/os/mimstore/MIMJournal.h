@@ -68,6 +68,9 @@ class MIMJournal {
   int find_header_magic(bool* found, std::ostream& err) {
     return dev.find_header_magic(found, err);
   }
+  /// After an open() that failed with the device open: whether a valid
+  /// header of this store's, marked clean, is there all the same.
+  bool header_is_clean_of(const uuid_d& fsid);
   /// Called for each replayed entry: its sn, the device offset of its
   /// payload (read_extent() reads there while the entry is live) and the
   /// payload, one contiguous buffer.

@@ -75,6 +75,13 @@ int MIMStore::mkjournal()
         r = pr;
         goto out;
       }
+      if (has_header && journal->header_is_clean_of(fsid)) {
+        // this store's, nothing to replay: open() refused the device or
+        // an option (now too small, a block size option), not the journal
+        dout(0) << "mkjournal: " << err.str() << "; the journal is this "
+                << "store's and clean: making a new one" << dendl;
+        has_header = false;
+      }
       if (has_header) {
         derr << "mkjournal: " << err.str() << ". " << journal_path
              << " holds a mimstore journal header, so it may hold "
@@ -90,8 +97,9 @@ int MIMStore::mkjournal()
       }
     }
     if (r < 0) {
-      dout(0) << "mkjournal: no journal at " << journal_path << " ("
-              << err.str() << "): making a new one" << dendl;
+      dout(0) << "mkjournal: no journal of this store to keep at "
+              << journal_path << " (" << err.str() << "): making a new one"
+              << dendl;
       err.str("");
     } else if (!clean) {
       derr << "journal " << journal_path << " holds transactions that are "

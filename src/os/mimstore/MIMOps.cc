@@ -109,10 +109,11 @@ void MIMStore::_abort_on_op_error(Transaction& t, uint32_t op,
   } else if (r == -EPERM) {
     // RocksDBStore returns -1 for any failed commit (a full filesystem,
     // an I/O error), its own log line before this one says which.
-    msg = "-1 is how the omap and xattr database (RocksDB: mimstore_db_dir, "
-          "else <osd data>/db) reports a failed commit; RocksDB's message "
-          "above says why. If its filesystem is full, free space there, then "
-          "restart the OSD (the journal replays the transaction)";
+    msg = "EPERM: -1 is how the omap and xattr database (RocksDB: "
+          "mimstore_db_dir, else <osd data>/db) reports a failed commit, and "
+          "RocksDB's message above then says why (a full filesystem: free "
+          "space there, then restart the OSD; the journal replays the "
+          "transaction); without one, the data filesystem refused the op";
   }
   derr << " error " << cpp_strerror(r) << " not handled on operation "
        << op << " (op " << op_num << ", counting from 0)" << dendl;

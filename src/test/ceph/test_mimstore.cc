@@ -663,12 +663,12 @@ TEST(MIMStoreJournal, RefusesTooSmallJournal)
 
 // A journal file is made with its blocks reserved: on a filesystem without
 // the room mkfs refuses, rather than the store stopping on a journal write
-// once the disk fills. (The fault seam's second size operation on the
-// journal file, after its ftruncate, is the reservation.)
+// once the disk fills. (The fault seam's first size operation on the
+// journal file, before its ftruncate, is the reservation.)
 TEST(MIMStoreJournal, RefusesJournalFileWithoutRoom)
 {
   Conf c = base_conf(true);
-  c.set("mimstore_debug_fault", "fail=trunc:journal:enospc@2");
+  c.set("mimstore_debug_fault", "fail=trunc:journal:enospc@1");
   StoreDir d;
   auto s = make_store(d);
   EXPECT_EQ(-ENOSPC, s->mkfs());
@@ -1055,6 +1055,21 @@ TEST_F(MIMStoreJournalTools, MkjournalLeavesAnotherStoresJournal)
   ASSERT_EQ(0, ::rename(d.journal.c_str(), other.journal.c_str()));
   ASSERT_NO_FATAL_FAILURE(
     mount_expect_committed(so.get(), 29, Replayed::SOME));
+}
+
+// This store's clean journal is replaced even when open() refuses it for
+// an option: here a raised mimstore_journal_max_batch_bytes (ten batches
+// of 8 MiB) that the 64 MiB journal no longer fits. Nothing is in it.
+TEST_F(MIMStoreJournalTools, MkjournalReplacesOwnCleanJournalAnOptionRefuses)
+{
+  ASSERT_EQ(29, commit_then_die(d, 0, 30));
+  ASSERT_EQ(0, s->flush_journal());
+  c.set("mimstore_journal_max_batch_bytes", "8388608");
+  EXPECT_LT(s->mount(), 0);
+  c.set("osd_journal_size", "128");
+  ASSERT_EQ(0, s->mkjournal());
+  ASSERT_NO_FATAL_FAILURE(
+    mount_expect_committed(s.get(), 29, Replayed::ANY));
 }
 
 // Nor one whose header fails its crc in both slots (bit rot, a stray
