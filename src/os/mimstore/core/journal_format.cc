@@ -159,7 +159,7 @@ int decode_header(const char* slot, size_t len, JournalHeader* out,
 {
   std::string scratch;
   std::string& e = err ? *err : scratch;
-  if (len < 16 || get_u64(slot + H_MAGIC) != JOURNAL_MAGIC) {
+  if (len < 16 || !has_header_magic(slot)) {
     e = "not a mimstore journal (bad header magic)";
     return -EINVAL;
   }
