@@ -33,15 +33,26 @@ def load():
         return yaml.safe_load(f)["options"]
 
 
-def read_by_store():
-    """Option names the store reads with get_val<T>("mimstore_...")."""
-    names = set()
+def store_sources():
+    """(file name, text) of every source file of the store."""
     for root, _, files in os.walk(STORE):
         for fn in files:
             if fn.endswith((".cc", ".h")):
                 with open(os.path.join(root, fn)) as f:
-                    names |= set(re.findall(r'get_val<[^>]+>\(\s*"(mimstore_[a-z0-9_]+)"', f.read()))
+                    yield fn, f.read()
+
+
+def read_by_store():
+    """Option names the store reads with get_val<T>("mimstore_...")."""
+    names = set()
+    for _, text in store_sources():
+        names |= set(re.findall(r'get_val<[^>]+>\(\s*"(mimstore_[a-z0-9_]+)"', text))
     return names
+
+
+def read_by_observer():
+    """Store files that register a config observer (get_tracked_conf_keys)."""
+    return {fn for fn, text in store_sources() if "get_tracked_conf_keys" in text}
 
 
 class OptionFileTest(unittest.TestCase):
@@ -78,6 +89,20 @@ class OptionFileTest(unittest.TestCase):
         used = read_by_store()
         self.assertEqual(sorted(used - names), [], "read by the store, not in the file")
         self.assertEqual(sorted(names - used), [], "in the file, never read")
+
+    def test_no_option_claims_a_runtime_change(self):
+        # The store reads its options at mount and observes none (no config
+        # observer): Ceph must refuse a change to a running OSD rather than
+        # accept one the store ignores. Unflagged numeric and bool options
+        # are runtime-changeable by Ceph's default (Option::
+        # can_update_at_runtime), so each needs startup or create.
+        for o in load():
+            with self.subTest(option=o["name"]):
+                flags = set(o.get("flags", []))
+                self.assertNotIn("runtime", flags)
+                self.assertTrue(flags & {"startup", "create"},
+                                "flag it startup (read at mount) or create (fixed at mkfs)")
+        self.assertEqual(read_by_observer(), set(), "an observer: drop the startup flag there")
 
 
 if __name__ == "__main__":

@@ -21,7 +21,12 @@ int JournalDevice::open(bool create, std::ostream& err)
   const std::string& path = conf_.journal_path;
   struct stat st;
   int r = io_->stat(path, &st);
-  if (r == -ENOENT && create) {
+  const bool making_file = r == -ENOENT && create;
+  if (making_file) {
+    r = refuse_volatile_journal_file(path, err);
+    if (r < 0) {
+      return r;
+    }
     st.st_mode = S_IFREG;
   } else if (r < 0) {
     err << "journal " << path << ": " << cpp_strerror(r)
@@ -43,9 +48,21 @@ int JournalDevice::open(bool create, std::ostream& err)
   } else if (create) {
     flags |= O_CREAT;
   }
+  if (making_file) {
+    // The path was not there: O_EXCL refuses a dangling symbolic link
+    // (stat follows it) instead of making a file wherever it points, as a
+    // link to a journal device that is missing today would be.
+    flags |= O_EXCL;
+  }
   r = io_->open(path, flags, 0644, &fd_);
   if (r < 0) {
     fd_ = -1;
+    if (making_file && r == -EEXIST) {
+      err << "journal " << path << " is a symbolic link to a path that does "
+          << "not exist: is the journal device missing? (point osd_journal "
+          << "at the journal device, or remove the link for a journal file)";
+      return -ENOENT;
+    }
     err << "cannot open journal " << path << ": " << cpp_strerror(r);
     if (r == -EBUSY) {
       err << " (the device is in use: another OSD's journal, or mounted)";
@@ -69,6 +86,14 @@ int JournalDevice::open(bool create, std::ostream& err)
   if (r < 0) {
     return r;
   }
+  return set_size(create, err);
+}
+
+
+int JournalDevice::set_size(bool create, std::ostream& err)
+{
+  const std::string& path = conf_.journal_path;
+  int r = 0;
   // A journal file being made gets osd_journal_size, checked below before
   // the file is touched.
   const bool sizing = !is_block_device_ && create && conf_.journal_size_mb;
@@ -124,6 +149,25 @@ int JournalDevice::open(bool create, std::ostream& err)
   dev_size_ = size;
   geo_ = mim::JournalGeometry(size, block_size_);
   return 0;
+}
+
+
+int JournalDevice::refuse_volatile_journal_file(const std::string& path,
+                                               std::ostream& err)
+{
+  // A name under /dev is a device's: when it is missing (a typo, a device
+  // not there yet), a file made there would be a journal in devtmpfs, in
+  // memory, and every acknowledged write lost at a power cut. /dev/shm is
+  // where one puts a memory-backed file on purpose (tests, benchmarks).
+  static const std::string dev = "/dev/", shm = "/dev/shm/";
+  if (path.compare(0, dev.size(), dev) != 0 ||
+      path.compare(0, shm.size(), shm) == 0) {
+    return 0;
+  }
+  err << "journal " << path << " does not exist, and a journal under /dev "
+      << "must be a block device (check the device name and that the device "
+      << "is present; a file made there would be in memory)";
+  return -ENOENT;
 }
 
 
@@ -199,6 +243,7 @@ int JournalDevice::read_header(mim::JournalHeader* h, std::ostream& err)
   }
   int first_r = 0;
   std::string first_why;
+  bool any_magic = false;  ///< at the expected size's slots
   for (uint32_t bs : sizes) {
     AlignedBuf b(2 * bs, std::max(bs, lbs_));
     int r = read_at(0, 2 * bs, b.p);
@@ -218,16 +263,13 @@ int JournalDevice::read_header(mim::JournalHeader* h, std::ostream& err)
     if (bs == block_size_) {
       first_r = r;
       first_why = why;
+      any_magic = mim::has_header_magic(b.p) ||
+                  mim::has_header_magic(b.p + bs);
     }
   }
   err << "journal " << conf_.journal_path << " has no valid header: "
       << first_why;
-  auto no_magic = [&](size_t from) {
-    return first_why.find("bad header magic", from);
-  };
-  size_t a = no_magic(0);
-  if (first_r == -EINVAL && a != std::string::npos &&
-      no_magic(a + 1) != std::string::npos) {
+  if (first_r == -EINVAL && !any_magic) {
     // neither slot is a journal's: mkjournal makes one here
     err << " (not a mimstore journal: point osd_journal at this OSD's "
            "journal, or run ceph-osd --mkjournal)";

@@ -80,7 +80,14 @@ class JournalDevice {
   int measure_throughput(uint64_t* bytes_per_sec);
 
  private:
+  /// -ENOENT with what to fix when a missing journal path must not be
+  /// made a file: a name under /dev other than /dev/shm.
+  static int refuse_volatile_journal_file(const std::string& path,
+                                          std::ostream& err);
   int choose_block_size(const std::string& path, std::ostream& err);
+  /// The device's size, checked against what the journal needs and can
+  /// address; a journal file being made is sized and its blocks reserved.
+  int set_size(bool create, std::ostream& err);
 
   mim::IoEnv* const io_;
   const MIMConfig conf_;

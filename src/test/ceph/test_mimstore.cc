@@ -652,6 +652,58 @@ TEST(MIMStoreJournal, RefusesMissingJournal)
   EXPECT_EQ(-ENOENT, s->mount());
 }
 
+// A journal path that is a symbolic link to nothing (a link to a journal
+// device that is missing today) is refused by mkfs and mkjournal, and no
+// file is made where it points: that file would take the device's place.
+TEST(MIMStoreJournal, RefusesToMakeAJournalThroughADanglingLink)
+{
+  Conf c = base_conf(true);
+  StoreDir d;
+  const std::string target = d.root + "/missing-device";
+  struct stat st;
+  ASSERT_EQ(0, ::symlink(target.c_str(), d.journal.c_str()));
+  {
+    auto s = make_store(d);
+    EXPECT_EQ(-ENOENT, s->mkfs());
+    EXPECT_NE(0, ::stat(target.c_str(), &st)) << "a file was made at "
+                                              << target;
+  }
+  // mkjournal of a store whose journal device has gone missing since mkfs
+  StoreDir e;
+  const std::string gone = e.root + "/missing-device";
+  {
+    auto s = make_store(e);
+    ASSERT_EQ(0, s->mkfs());
+  }
+  ASSERT_EQ(0, ::unlink(e.journal.c_str()));
+  ASSERT_EQ(0, ::symlink(gone.c_str(), e.journal.c_str()));
+  auto s = make_store(e);
+  EXPECT_EQ(-ENOENT, s->mkjournal());
+  EXPECT_NE(0, ::stat(gone.c_str(), &st)) << "a file was made at " << gone;
+  EXPECT_EQ(-ENOENT, s->mount());
+}
+
+// A missing journal under /dev is a device that is not there (a typo, a
+// device not yet present): mkfs refuses instead of making a journal file
+// in devtmpfs, in memory.
+TEST(MIMStoreJournal, RefusesToMakeAJournalFileUnderDev)
+{
+  Conf c = base_conf(true);
+  StoreDir d;
+  const std::string path =
+      "/dev/mimstore-test-no-such-device-" + std::to_string(::getpid());
+  auto s = ObjectStore::create(g_ceph_context, "mimstore", d.data, path);
+  ASSERT_TRUE(s);
+  int r = s->mkfs();
+  struct stat st;
+  const bool made = ::stat(path.c_str(), &st) == 0;
+  if (made) {
+    ::unlink(path.c_str());  // the store's, before the fix: not left in /dev
+  }
+  EXPECT_EQ(-ENOENT, r);
+  EXPECT_FALSE(made) << "a journal file was made at " << path;
+}
+
 TEST(MIMStoreJournal, RefusesTooSmallJournal)
 {
   Conf c = base_conf(true);
@@ -739,6 +791,37 @@ TEST(MIMStoreJournal, RefusesJournalInUse)
   auto s2 = make_store(d);
   EXPECT_NE(0, s2->mount());
   ASSERT_EQ(0, s->umount());
+}
+
+// Two data directories naming one journal file (a copied OSD directory, a
+// wrong osd_journal): the second mount is refused by the journal's own lock,
+// not by the data directory's, while the first store runs.
+TEST(MIMStoreJournal, RefusesJournalFileLockedByAnotherStore)
+{
+  Conf c = base_conf(true);
+  StoreDir d, copy;
+  {
+    auto s = make_store(d);
+    ASSERT_EQ(0, s->mkfs());
+  }
+  std::filesystem::copy(d.data, copy.data,
+                        std::filesystem::copy_options::recursive |
+                        std::filesystem::copy_options::overwrite_existing);
+  {
+    // the copy's own database, as a copied OSD directory would have
+    auto s2 = ObjectStore::create(g_ceph_context, "mimstore", copy.data,
+                                  d.journal);
+    ASSERT_EQ(0, s2->write_meta("mimstore_db_dir", copy.data + "/db"));
+  }
+  auto s = make_store(d);
+  ASSERT_EQ(0, s->mount());
+  auto s2 = ObjectStore::create(g_ceph_context, "mimstore", copy.data,
+                                d.journal);
+  EXPECT_EQ(-EBUSY, s2->mount());
+  ASSERT_EQ(0, s->umount());
+  // free again once the first store is stopped
+  ASSERT_EQ(0, s2->mount());
+  ASSERT_EQ(0, s2->umount());
 }
 
 TEST(MIMStoreJournal, RefusesUnknownVersionAndGarbage)
@@ -1990,6 +2073,23 @@ TEST(MIMStoreBadConfig, NoJournalPathIsRefused)
   StoreDir d;
   auto s = ObjectStore::create(g_ceph_context, "mimstore", d.data, "");
   EXPECT_EQ(-EINVAL, s->mkfs());
+}
+
+// mimstore reads its options at mount and observes no change after that:
+// each must be one Ceph refuses to change in a running daemon ("may not be
+// modified at runtime"), not one it accepts, says was applied, and the
+// store ignores until its next start.
+TEST(MIMStoreBadConfig, NoOptionClaimsARuntimeChange)
+{
+  size_t n = 0;
+  for (const auto& [name, opt] : g_conf().get_schema()) {
+    if (name.rfind("mimstore_", 0) != 0) {
+      continue;
+    }
+    ++n;
+    EXPECT_FALSE(opt.can_update_at_runtime()) << name;
+  }
+  EXPECT_GE(n, 40u) << "mimstore's options are not in the schema";
 }
 
 // A read of one object waits for the transactions that changed that object,
