@@ -329,6 +329,16 @@ int MIMStore::mkfs()
     derr << "osd data " << path << " is not a directory" << dendl;
     return -ENOTDIR;
   }
+  string type;
+  if (read_meta("type", &type) == 0 && type != "mimstore") {
+    // Another store's OSD (osd_objectstore changed, --mkfs run again):
+    // writing our type over its own would leave that store's data behind
+    // an empty mimstore, as BlueStore's mkfs refuses too.
+    derr << "osd data " << path << " holds a '" << type << "' store, not "
+         << "mimstore: mkfs leaves it alone (check osd_objectstore and osd "
+         << "data; to reuse the directory, empty it first)" << dendl;
+    return -EEXIST;
+  }
   string done;
   if (read_meta("mkfs_done", &done) == 0) {
     r = _check_fsid();

@@ -757,6 +757,36 @@ TEST(MIMStoreJournal, RefusesJournalLargerThanTheIndexAddresses)
   EXPECT_EQ(-EFBIG, s->mkfs());
 }
 
+// mkfs over another store's data directory (osd_objectstore changed, --mkfs
+// run again) is refused and leaves it as it was: writing our type over its
+// own would put an empty mimstore in front of that store's data.
+TEST(MIMStoreJournal, MkfsLeavesAnotherStoresDataDirectory)
+{
+  Conf c = base_conf(true);
+  StoreDir d;
+  {
+    std::ofstream f(d.data + "/type");
+    f << "bluestore\n";
+  }
+  {
+    std::ofstream f(d.data + "/fsid");
+    f << "6c3a1fd2-4b0e-4f5a-9a7e-2d1b8f0c5e11\n";
+  }
+  auto s = make_store(d);
+  EXPECT_EQ(-EEXIST, s->mkfs());
+  std::string type;
+  ASSERT_EQ(0, s->read_meta("type", &type));
+  EXPECT_EQ("bluestore", type);
+  struct stat st;
+  EXPECT_NE(0, ::stat(d.journal.c_str(), &st)) << "a journal was made";
+  EXPECT_NE(0, ::stat((d.data + "/objects").c_str(), &st));
+  // this store's own directory still mkfs'es again (already made: a no-op)
+  StoreDir e;
+  auto m = make_store(e);
+  ASSERT_EQ(0, m->mkfs());
+  EXPECT_EQ(0, m->mkfs());
+}
+
 // A data directory of a newer format is refused, not half understood; one
 // made before mimstore_format existed mounts as format 1.
 TEST(MIMStoreJournal, RefusesNewerStoreFormat)
