@@ -4,7 +4,8 @@
 # written with fio's rbd engine with verify=crc32c and read back, then
 # pg_num raised and lowered (PG split and merge) with the data read back
 # after each, and the OSDs' mimstore perf counters must have moved. The
-# manager must be active with every module loaded.
+# manager must be active with every module loaded. A runtime change of a
+# mimstore option is refused (options are read at mount).
 #
 #   qa/vstart-smoke.sh [--merge true|false]
 #
@@ -99,4 +100,15 @@ for i in 0 1 2; do
 done
 [ "$total" -gt 0 ] || die "no journal entries counted"
 $CEPH daemon osd.0 dump_mimstore_htmll >/dev/null || die "dump_mimstore_htmll failed"
+
+# Options are read at mount: Ceph says so and refuses a change to a
+# running OSD, instead of accepting one the store would ignore.
+log "options: read at mount, a runtime change refused"
+$CEPH config help mimstore_max_flush_interval | grep -q "Can update at runtime: false" ||
+  die "ceph config help claims mimstore_max_flush_interval changes at runtime"
+if out=$($CEPH tell osd.0 config set mimstore_max_flush_interval 7 2>&1); then
+  die "a running OSD accepted a change of mimstore_max_flush_interval: $out"
+fi
+grep -q "may not be modified at runtime" <<<"$out" ||
+  die "the refused runtime change did not say why: $out"
 log "vstart smoke test passed"
