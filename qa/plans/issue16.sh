@@ -18,6 +18,26 @@ stop=${1:?usage: $0 HH:MM [RESULTS_ROOT]}
 root=${2:-/var/tmp}
 sweep() { "$QA/sweep.sh" --repeat 3 --runtime 120 --distribution uniform --stop-by "$stop" "$@" || echo "sweep failed: $*" >&2; }
 
+# A machine whose RESULTS_ROOT was emptied (a new /var/tmp) still has every
+# finished repeat in docs/results/: a sweep directory that is missing starts
+# from its committed copy, so only the repeats not yet made run (sweep.sh
+# skips a repeat with a results.json, and refuses a copy made on another
+# machine). An existing directory is never touched.
+seed() {  # seed SWEEP_DIR_NAME COMMITTED_DIR_NAME
+  local from=$QA/../docs/results/$2 to=$root/$1
+  if [[ ! -e $to && -d $from ]]; then
+    cp -a "$from" "$to" && echo "seeded $to from docs/results/$2"
+  fi
+}
+seed i16-repl-8G-b 20261128-i16-repl-8G-b
+seed i16-readback-8G 20261129-i16-readback-8G
+seed i16-mixes-16G-hdd32G-osdmem2G 20261129-i16-mixes-16G-hdd32G-osdmem2G
+seed i16-mixes64k-16G-hdd32G-osdmem2G 20261129-i16-mixes64k-16G-hdd32G-osdmem2G
+seed i16-reads-16G-hdd20G-osdmem2G 20261129-i16-reads-16G-hdd20G-osdmem2G
+seed i16-fs-4G-osdmem2G 20261129-i16-fs-4G-osdmem2G
+seed i16-writes-hdd2x 20261129-i16-writes-hdd2x
+seed i16-writes-16G-hdd2x-600s 20261129-i16-writes-16G-hdd2x-600s
+
 # 1. Replicated: 3 OSDs, pool size 2 (~60 min each). Repeats 1-2 of
 #    20261128-i16-repl-8G were made on another machine, where mimstore was
 #    CPU-bound at 811 IOPS (1,925 here): this machine's three make their own
