@@ -58,6 +58,11 @@ GuardVerdict MIMStore::_guard_cmp(const ApplyContext& ac,
   if (oid) {
     ObjectFDRef f;
     if (files->open_object(cid, *oid, OpenMode::EXISTING, &f) < 0) {
+      // No file: a record of the name was of a file a later op removed or
+      // moved away; what replay makes of it now is not that file.
+      if (written_back->loaded_objects()) {
+        written_back->forget(cid.to_str(), object_file_name(*oid));
+      }
       return GuardVerdict::APPLY;
     }
     const int gr = files->get_guard(f, &g, &in_progress);
@@ -72,6 +77,17 @@ GuardVerdict MIMStore::_guard_cmp(const ApplyContext& ac,
         return GuardVerdict::RESUME;
       }
     }
+    const int br = files->get_born(f, &g);
+    if (br == -ENODATA && gr == -ENODATA && births_complete) {
+      // Before the records: a create cut short came after every sync, so
+      // after the file a record describes (that one's mark was durable).
+      f.reset();
+      _drop_incomplete_create(cid, *oid);
+      if (written_back->loaded_objects()) {
+        written_back->forget(cid.to_str(), object_file_name(*oid));
+      }
+      return GuardVerdict::APPLY;
+    }
     if (written_back->loaded_objects() &&
         written_back->covers(cid.to_str(), object_file_name(*oid),
                              ac.spos.seq)) {
@@ -85,7 +101,6 @@ GuardVerdict MIMStore::_guard_cmp(const ApplyContext& ac,
     // A file created after this op: live, the op found no object (and
     // was a tolerated -ENOENT, or it would have created the file itself).
     // Applied to the later object, a truncate or zero would corrupt it.
-    const int br = files->get_born(f, &g);
     if (br == 0 && g > ac.spos) {
       dout(10) << "replay: skip " << ac.spos << " on " << *oid
                << ", created later at " << g << dendl;
@@ -93,10 +108,6 @@ GuardVerdict MIMStore::_guard_cmp(const ApplyContext& ac,
         *born_later = true;
       }
       return GuardVerdict::SKIP;
-    }
-    if (br == -ENODATA && gr == -ENODATA && births_complete) {
-      f.reset();
-      _drop_incomplete_create(cid, *oid);
     }
   }
   return GuardVerdict::APPLY;

@@ -132,6 +132,14 @@ bool WrittenBackRecords::covers(const std::string& cname,
   return p != loaded.end() && sn < p->second;
 }
 
+void WrittenBackRecords::forget(const std::string& cname,
+                                const std::string& fname)
+{
+  if (!loaded.empty()) {
+    loaded.erase(cname + "/" + fname);
+  }
+}
+
 void WrittenBackRecords::end_replay()
 {
   std::unordered_map<std::string, sn_t>().swap(loaded);

@@ -27,7 +27,14 @@
  * has passed F, the records of that sweep are deleted (every sync that
  * moves the checkpoint). sns never go back (a new journal starts at the
  * store's next sn, and only after a clean stop, when no record is left),
- * so a record never covers an op of a later life.
+ * so a record never covers an op of a later life. Nor of an earlier one
+ * that replay brings back: a record describes the file that was there at
+ * the mount. When replay finds no file for the name (removed or moved away
+ * by an op at or above F, durably) and makes one from older ops, that file
+ * is not the one the record describes, and its ops must all apply (skipped,
+ * a remove replay has to make again stays undone: a PG deleted, made again
+ * and deleted again within one sweep left its collection non-empty, and
+ * the mount aborted). Replay forgets the name's record then (forget()).
  *
  * DB layout: prefix "MIM_WB"; key "<F as 16 hex digits>.<collection>/<object
  * file name>"; empty value. A sweep's records share F, so deleting them is
@@ -79,6 +86,9 @@ class WrittenBackRecords {
   /// Replay: an op at `sn` on cname/fname is durable by a record.
   bool covers(const std::string& cname, const std::string& fname,
               sn_t sn) const;
+  /// Replay found no file for cname/fname: its record is of a file that
+  /// is gone, and covers nothing replay makes of the name from here.
+  void forget(const std::string& cname, const std::string& fname);
   /// After replay: the records read are no longer needed in memory.
   void end_replay();
   size_t loaded_objects() const { return loaded.size(); }

@@ -27,6 +27,11 @@
  *                                  before its omap clone gets the omap back
  *   CreateWithoutBirthMarkIsMadeAgain  a create whose birth mark the crash
  *                                  lost takes no op from before it
+ *   RecordOfALaterIncarnationKeepsAnEarlierRemove  a PG deleted, made
+ *                                  again and deleted again during one sweep:
+ *                                  replay of the first life applies its
+ *                                  remove, whatever the later life's
+ *                                  written-back record says
  *   ReplayedGuardKeepsNewerOmapPosition  a guard replay closes for an old
  *                                  op does not move the omap's position
  *                                  back (the keys of a rename there and
@@ -43,9 +48,11 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <fstream>
+#include <future>
 #include <mutex>
 #include <regex>
 #include <sstream>
@@ -924,6 +931,104 @@ TEST_P(MIMStoreOpsCrash, CreateWithoutBirthMarkIsMadeAgain)
   ch.reset();
   EXPECT_EQ(0, s->fsck(false));
   ASSERT_EQ(0, s->umount());
+}
+
+// A PG deleted, made again and deleted again while one sweep ran: the sweep
+// wrote the second incarnation's object back, and its written-back record
+// ("every op on C/A below F is durable") outlived both deletions. Replay
+// from the checkpoint (held before all of it by a cached write elsewhere)
+// made the first incarnation's C and A again, then skipped A's remove as
+// covered by that record, and the collection's removal found it non-empty:
+// the mount aborted, and so did every mount after it. Found by a read-only
+// audit (helper) of PG deletion and re-creation. No crash is needed: a
+// clean umount keeps the window and the records.
+TEST(MIMStoreWrittenBackReplay, RecordOfALaterIncarnationKeepsAnEarlierRemove)
+{
+  for (Window w : {Window::Journal, Window::Ram}) {
+    SCOPED_TRACE(window_name(w));
+    Conf c = slow_conf(w);
+    // the sweep's order without disk addresses: collections by cached
+    // bytes, so C (8 KiB) goes before H (4 KiB)
+    c.set("mimstore_flush_physical_order", "false");
+    StoreDir d;
+    const coll_t H = pg(1), C = pg(2);
+    const ghobject_t W = obj("w", 1), A = obj("a", 2);
+    mkfs_store(d);
+    int st = in_mounted_child(d, [&](std::unique_ptr<ObjectStore>& up) {
+      create_then_checkpoint(up, H, 0);
+      ObjectStore* s = up.get();
+      auto* ms = static_cast<MIMStore*>(s);
+      auto hh = s->open_collection(H);
+      {
+        Transaction t;  // cached: holds the checkpoint below all that follows
+        t.write(H, W, 0, 4096, fill(4096, 'w'));
+        apply(s, hh, std::move(t));
+      }
+      auto c1 = s->create_new_collection(C);
+      {
+        Transaction t;
+        t.create_collection(C, 0);
+        t.write(C, A, 0, 8192, fill(8192, 'x'));
+        apply(s, c1, std::move(t));
+      }
+      {
+        Transaction t;  // the PG deleted
+        t.remove(C, A);
+        t.remove_collection(C);
+        apply(s, c1, std::move(t));
+      }
+      c1.reset();
+      auto c2 = s->create_new_collection(C);
+      {
+        Transaction t;  // and made again, the same object written
+        t.create_collection(C, 0);
+        t.write(C, A, 0, 8192, fill(8192, 'y'));
+        apply(s, c2, std::move(t));
+      }
+      // The sweep held after its first object, C/A; W stays cached.
+      std::promise<void> reached;
+      std::atomic<bool> held{false};
+      ms->set_debug_hook([&](const char* where) {
+        if (std::string(where) == "flush:object" && !held.exchange(true)) {
+          reached.set_value();
+          while (!ms->debug_stopping()) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          }
+        }
+      });
+      auto sweep = std::async(std::launch::async,
+                              [&] { return ms->write_back_all(); });
+      // The bound only turns a hang into a failure.
+      if (reached.get_future().wait_for(std::chrono::seconds(60)) !=
+          std::future_status::ready) {
+        _exit(3);
+      }
+      {
+        Transaction t;  // deleted again
+        t.remove(C, A);
+        t.remove_collection(C);
+        apply(s, c2, std::move(t));
+      }
+      c2.reset();
+      hh.reset();
+      // keeps the window; the last sync puts C/A's record
+      if (s->umount() != 0 || sweep.get() != 0) {
+        _exit(4);
+      }
+      ms->set_debug_hook(nullptr);
+    });
+    ASSERT_TRUE(exited_ok(st)) << "status " << st;
+    // Mounted in a child: before the fix the mount aborts.
+    int mst = in_mounted_child(d, [&](std::unique_ptr<ObjectStore>& up) {
+      const bool ok = !up->collection_exists(C) &&
+                      read_all(up.get(), H, W) == std::string(4096, 'w') &&
+                      up->fsck(false) == 0 && up->umount() == 0;
+      _exit(ok ? 0 : 5);
+    });
+    EXPECT_TRUE(exited_ok(mst)) << "remount: status " << mst
+                                << " (2: mount failed, 5: wrong state, a "
+                                << "signal: the mount aborted)";
+  }
 }
 
 // Finding 5: one cached write, then small omap-only transactions, one per
