@@ -332,6 +332,8 @@ int MIMStore::_move_objects(Collection* sc, Collection* dc,
     if (r < 0) {
       return r;
     }
+    // (replay) another file at the name: a record of it no longer applies
+    _forget_written_back(dc->cid, o);
     {
       mim::WriteLock l(sc->lock);
       sc->objects.erase(o);

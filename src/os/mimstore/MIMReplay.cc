@@ -169,8 +169,30 @@ int MIMStore::_load_applied_marks()
   if (r < 0) {
     derr << "cannot read the written-back records from the DB: "
          << cpp_strerror(r) << dendl;
+    return r;
   }
-  return r;
+  if (!written_back->loaded_objects()) {
+    return 0;
+  }
+  // A record describes the file there now (WrittenBack.h): a name with no
+  // file, or with a create cut short, is one replay makes from older ops.
+  r = written_back->prune([this](const std::string& cname,
+                                 const std::string& fname) {
+    ObjectFDRef f;
+    if (files->open_by_name(cname, fname, &f) < 0) {
+      return false;
+    }
+    SequencerPosition g;
+    bool in_progress;
+    return !births_complete || files->get_born(f, &g) == 0 ||
+           files->get_guard(f, &g, &in_progress) == 0;
+  });
+  if (r < 0) {
+    derr << "cannot delete the written-back records of removed objects "
+         << "from the DB: " << cpp_strerror(r) << dendl;
+    return r;
+  }
+  return 0;
 }
 
 int MIMStore::_read_sn_fence()

@@ -543,6 +543,10 @@ class MIMStore : public ObjectStore {
   /// Replay: remove an object file whose create lost its birth mark to the
   /// crash (from _guard_cmp, at the first replayed op naming it).
   void _drop_incomplete_create(const coll_t& cid, const ghobject_t& oid);
+  /// Replay: the file at cid/oid is not (or no longer) the one a written-
+  /// back record of the name describes: forget the record, durably
+  /// (WrittenBack.h). A no-op when no record is loaded (live ops).
+  void _forget_written_back(const coll_t& cid, const ghobject_t& oid);
   /// Replay: redo a remove's omap clear the files no longer show.
   int _replay_omap_clear(const ApplyContext& ac, const ghobject_t& oid);
   void _set_replay_guard(const ApplyContext& ac,

@@ -60,9 +60,7 @@ GuardVerdict MIMStore::_guard_cmp(const ApplyContext& ac,
     if (files->open_object(cid, *oid, OpenMode::EXISTING, &f) < 0) {
       // No file: a record of the name was of a file a later op removed or
       // moved away; what replay makes of it now is not that file.
-      if (written_back->loaded_objects()) {
-        written_back->forget(cid.to_str(), object_file_name(*oid));
-      }
+      _forget_written_back(cid, *oid);
       return GuardVerdict::APPLY;
     }
     const int gr = files->get_guard(f, &g, &in_progress);
@@ -83,9 +81,7 @@ GuardVerdict MIMStore::_guard_cmp(const ApplyContext& ac,
       // after the file a record describes (that one's mark was durable).
       f.reset();
       _drop_incomplete_create(cid, *oid);
-      if (written_back->loaded_objects()) {
-        written_back->forget(cid.to_str(), object_file_name(*oid));
-      }
+      _forget_written_back(cid, *oid);
       return GuardVerdict::APPLY;
     }
     if (written_back->loaded_objects() &&
@@ -111,6 +107,21 @@ GuardVerdict MIMStore::_guard_cmp(const ApplyContext& ac,
     }
   }
   return GuardVerdict::APPLY;
+}
+
+void MIMStore::_forget_written_back(const coll_t& cid, const ghobject_t& oid)
+{
+  if (!written_back->loaded_objects()) {
+    return;
+  }
+  int r = written_back->forget(cid.to_str(), object_file_name(oid));
+  if (r < 0) {
+    derr << "replay: cannot delete the written-back record of " << cid
+         << "/" << oid << " from the omap and xattr database: "
+         << cpp_strerror(r) << " (RocksDB's message above says why)"
+         << dendl;
+    ceph_abort_msg("mimstore: replay cannot forget a written-back record");
+  }
 }
 
 void MIMStore::_drop_incomplete_create(const coll_t& cid,

@@ -132,12 +132,67 @@ bool WrittenBackRecords::covers(const std::string& cname,
   return p != loaded.end() && sn < p->second;
 }
 
-void WrittenBackRecords::forget(const std::string& cname,
-                                const std::string& fname)
+int WrittenBackRecords::prune(
+  const std::function<bool(const std::string& cname,
+                           const std::string& fname)>& is_there)
 {
-  if (!loaded.empty()) {
-    loaded.erase(cname + "/" + fname);
+  KeyValueDB::Transaction t = db->get_transaction();
+  int gone = 0;
+  for (auto p = loaded.begin(); p != loaded.end();) {
+    // "<collection>/<file>": neither a collection's name nor an object's
+    // file name holds a '/'.
+    const std::string& name = p->first;
+    const size_t slash = name.find('/');
+    if (slash == std::string::npos ||
+        is_there(name.substr(0, slash), name.substr(slash + 1))) {
+      ++p;
+      continue;
+    }
+    for (const auto& k : keys_of(name)) {
+      t->rmkey(PREFIX, k);
+    }
+    p = loaded.erase(p);
+    ++gone;
   }
+  if (gone) {
+    int r = db->submit_transaction_sync(t);
+    if (r < 0) {
+      return r;
+    }
+  }
+  dout(5) << "deleted the written-back records of " << gone << " objects "
+          << "whose file is gone or was made again" << dendl;
+  return gone;
+}
+
+int WrittenBackRecords::forget(const std::string& cname,
+                               const std::string& fname)
+{
+  if (loaded.empty()) {
+    return 0;
+  }
+  const std::string name = cname + "/" + fname;
+  if (!loaded.erase(name)) {
+    return 0;
+  }
+  // Durably: a mount killed later in this replay would read it again.
+  KeyValueDB::Transaction t = db->get_transaction();
+  for (const auto& k : keys_of(name)) {
+    t->rmkey(PREFIX, k);
+  }
+  dout(5) << "forgot the written-back record of " << name << dendl;
+  return db->submit_transaction_sync(t);
+}
+
+std::vector<std::string> WrittenBackRecords::keys_of(
+  const std::string& name) const
+{
+  std::vector<std::string> out;
+  out.reserve(gens.size());
+  for (sn_t f : gens) {
+    out.push_back(sn_key(f) + "." + name);
+  }
+  return out;
 }
 
 void WrittenBackRecords::end_replay()

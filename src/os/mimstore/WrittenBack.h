@@ -34,7 +34,12 @@
  * is not the one the record describes, and its ops must all apply (skipped,
  * a remove replay has to make again stays undone: a PG deleted, made again
  * and deleted again within one sweep left its collection non-empty, and
- * the mount aborted). Replay forgets the name's record then (forget()).
+ * the mount aborted). So mount, before replay, deletes (durably) the
+ * records of names with no file or with a file that has no birth mark (a
+ * create cut short, after every sync), and replay forgets a name's record
+ * whenever it finds no such file or moves one onto the name (a split,
+ * merge). Durably: a mount killed while replaying has made files of older
+ * lives at those names, and a record read again would skip their ops.
  *
  * DB layout: prefix "MIM_WB"; key "<F as 16 hex digits>.<collection>/<object
  * file name>"; empty value. A sweep's records share F, so deleting them is
@@ -47,6 +52,7 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -86,9 +92,17 @@ class WrittenBackRecords {
   /// Replay: an op at `sn` on cname/fname is durable by a record.
   bool covers(const std::string& cname, const std::string& fname,
               sn_t sn) const;
-  /// Replay found no file for cname/fname: its record is of a file that
-  /// is gone, and covers nothing replay makes of the name from here.
-  void forget(const std::string& cname, const std::string& fname);
+  /// Mount, after load() and before replay: delete the records of every
+  /// name whose file `is_there` says is not the one a record describes,
+  /// in one synced DB transaction. The number deleted, or -errno.
+  int prune(const std::function<bool(const std::string& cname,
+                                     const std::string& fname)>& is_there);
+  /// Replay found no file for cname/fname, or put another one there: its
+  /// record is of a file that is gone, and covers nothing replay makes of
+  /// the name from here. Deleted from the DB too, synced, when there was
+  /// one (rare: a name removed and made again within one sweep). -errno if
+  /// the DB refused.
+  int forget(const std::string& cname, const std::string& fname);
   /// After replay: the records read are no longer needed in memory.
   void end_replay();
   size_t loaded_objects() const { return loaded.size(); }
@@ -102,6 +116,8 @@ class WrittenBackRecords {
 
  private:
   static std::string sn_key(sn_t sn);
+  /// The keys `name`'s record may have: one under every sweep in gens.
+  std::vector<std::string> keys_of(const std::string& name) const;
   /// F of a key made by key() (its 16 hex digits, up to the '.').
   static sn_t end_of(const std::string& key);
 
