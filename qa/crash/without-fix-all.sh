@@ -40,7 +40,7 @@ CASES=(
   # not a crash fix: a missing journal path made a file through a dangling
   # link, or in /dev (devtmpfs: the journal in memory)
   "nodanglingjournal|JournalDevice.cc|*ThroughADanglingLink*|s = s.replace('    flags |= O_EXCL;\n  }\n  r = io_', '  }\n  r = io_')"
-  "nodevjournalfile|JournalDevice.cc|*JournalFileUnderDev*|s = s.replace('  if (path.compare(0, dev.size(), dev) != 0 ||', '  if (true ||')"
+  "nodevjournalfile|JournalDevice.cc|*JournalFileUnderDev*|s = s.replace('  if (ec || p.compare(0, dev.size(), dev) != 0 ||', '  if (true ||')"
   # a written-back record of a later incarnation skipped a remove of an
   # earlier one that replay made again (PG deleted, re-made, deleted;
   # directly or by a split); then the same after a mount killed in replay
@@ -48,7 +48,7 @@ CASES=(
   "nowrittenbackforget|WrittenBack.cc|*MIMStoreWrittenBackReplay*|s = s.replace('for (auto p = loaded.begin(); p != loaded.end();)', 'for (auto p = loaded.end(); p != loaded.end();)').replace('  if (!loaded.erase(name)) {', '  if (true) {')"
   "nodurableforget|WrittenBack.cc|*ForgottenRecordStaysForgotten*|s = s.replace('for (auto p = loaded.begin(); p != loaded.end();)', 'for (auto p = loaded.end(); p != loaded.end();)').replace('  return db->submit_transaction_sync(t);\n}\n\nstd::vector', '  return 0;\n}\n\nstd::vector')"
   # not a crash fix: mkfs wrote its type over another store's directory
-  "nomkfstype|MIMMount.cc|*MkfsLeavesAnotherStores*|s = s.replace('&type) == 0 && type != ', '&type) == 0 && false && type != ')"
+  "nomkfstype|MIMMount.cc|*MkfsLeavesAnotherStores*|s = s.replace('&type) == 0 && !type.empty() && type != ', '&type) == 0 && false && type != ')"
 )
 
 want=("$@")

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <vector>
 
 #include "common/errno.h"
@@ -58,6 +59,12 @@ int JournalDevice::open(bool create, std::ostream& err)
   if (r < 0) {
     fd_ = -1;
     if (making_file && r == -EEXIST) {
+      struct stat again;
+      if (io_->stat(path, &again) == 0) {
+        err << "journal " << path << " appeared while it was being made "
+            << "(another process making it?): try again";
+        return -EEXIST;
+      }
       err << "journal " << path << " is a symbolic link to a path that does "
           << "not exist: is the journal device missing? (point osd_journal "
           << "at the journal device, or remove the link for a journal file)";
@@ -160,8 +167,11 @@ int JournalDevice::refuse_volatile_journal_file(const std::string& path,
   // memory, and every acknowledged write lost at a power cut. /dev/shm is
   // where one puts a memory-backed file on purpose (tests, benchmarks).
   static const std::string dev = "/dev/", shm = "/dev/shm/";
-  if (path.compare(0, dev.size(), dev) != 0 ||
-      path.compare(0, shm.size(), shm) == 0) {
+  std::error_code ec;
+  const std::string p =
+    std::filesystem::absolute(path, ec).lexically_normal().string();
+  if (ec || p.compare(0, dev.size(), dev) != 0 ||
+      p.compare(0, shm.size(), shm) == 0) {
     return 0;
   }
   err << "journal " << path << " does not exist, and a journal under /dev "

@@ -328,12 +328,14 @@ int MIMStore::_move_objects(Collection* sc, Collection* dc,
     }
   }
   for (auto& o : moving) {
+    // (replay) another file goes to the name: a record of it no longer
+    // applies. Forgotten first: a kill between the move and the record's
+    // deletion would leave the record beside the moved file.
+    _forget_written_back(dc->cid, o);
     int r = files->move_object(sc->cid, dc->cid, o);
     if (r < 0) {
       return r;
     }
-    // (replay) another file at the name: a record of it no longer applies
-    _forget_written_back(dc->cid, o);
     {
       mim::WriteLock l(sc->lock);
       sc->objects.erase(o);

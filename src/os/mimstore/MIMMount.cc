@@ -330,10 +330,12 @@ int MIMStore::mkfs()
     return -ENOTDIR;
   }
   string type;
-  if (read_meta("type", &type) == 0 && type != "mimstore") {
-    // Another store's OSD (osd_objectstore changed, --mkfs run again):
-    // writing our type over its own would leave that store's data behind
-    // an empty mimstore, as BlueStore's mkfs refuses too.
+  if (read_meta("type", &type) == 0 && !type.empty() && type != "mimstore") {
+    // Another store's OSD directory (ceph-objectstore-tool --type mimstore
+    // --op mkfs on it, or a tool calling mkfs directly: ceph-osd itself
+    // picks the store the type file names): writing our type over its own
+    // would put an empty mimstore in front of that store's data, as
+    // BlueStore's mkfs refuses too.
     derr << "osd data " << path << " holds a '" << type << "' store, not "
          << "mimstore: mkfs leaves it alone (check osd_objectstore and osd "
          << "data; to reuse the directory, empty it first)" << dendl;

@@ -35,8 +35,9 @@
  * a remove replay has to make again stays undone: a PG deleted, made again
  * and deleted again within one sweep left its collection non-empty, and
  * the mount aborted). So mount, before replay, deletes (durably) the
- * records of names with no file or with a file that has no birth mark (a
- * create cut short, after every sync), and replay forgets a name's record
+ * records of names with no file or with a file that has neither a birth
+ * mark nor a guard (format 2 on: a create cut short, after every sync),
+ * and replay forgets a name's record
  * whenever it finds no such file or moves one onto the name (a split,
  * merge). Durably: a mount killed while replaying has made files of older
  * lives at those names, and a record read again would skip their ops.
