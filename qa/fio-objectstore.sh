@@ -59,7 +59,8 @@ out=$dir/$store
 rm -rf "${out:?}" "${jdir:?}/$store"
 mkdir -p "$out/data" "$jdir/$store"
 case $store in
-  mimstore) ln -s "$jdir/$store/journal" "$out/journal" ;;
+  # the journal file made first: mkfs makes none through a dangling link
+  mimstore) : >"$jdir/$store/journal"; ln -s "$jdir/$store/journal" "$out/journal" ;;
   bluestore) ln -s "$jdir/$store/block.db" "$out/block.db"
              ln -s "$jdir/$store/block.wal" "$out/block.wal" ;;
 esac
