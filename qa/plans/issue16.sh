@@ -89,15 +89,6 @@ sweep --points 4G:4G --warmup 300 --results "$root/i16-fs-4G-osdmem2G" \
 #    points; against the 1 TiB disks of 20261126-sweep
 sweep --points 2G:4G,16G:4G,64G:1G --warmup 60 --results "$root/i16-writes-hdd2x" \
   -- --rw randwrite --size 4k --hdd-size 2x
-# 7. Read-after-write again, 8 GiB, with fio's verify batched so that
-#    every write is read back (bench.sh readback's --verify_backlog_batch
-#    since 2026-11-29: 1.000 reads per write against 0.58-0.70 in
-#    20261129-i16-readback-8G, docs/results/validation/
-#    20261129-readback-verify-batch), and a longer window: that table had
-#    2 flush cycles in 180 s and mimstore still settling (6,200 -> 4,200
-#    IOPS). 120 + 300 s: 4 or more cycles; ~43 min each
-sweep --points 8G:4G --warmup 120 --runtime 300 --results "$root/i16-readback-8G-batch64" \
-  -- --rw readback
 # 8. The 16 GiB sized-disk point of 6 over a window of 3 or more merge
 #    flushes: at 120 s mimstore completed 1, 0 and 0 (writing a 16 GiB
 #    generation back takes ~150 s on the half-full disk;
@@ -112,3 +103,13 @@ sweep --points 16G:4G --warmup 60 --runtime 600 --results "$root/i16-writes-16G-
 #    differs from the 120 s figure
 sweep --repeat 1 --points 64G:1G --warmup 60 --runtime 600 --results "$root/i16-writes-64G-hdd2x-600s" \
   -- --rw randwrite --size 4k --hdd-size 2x
+# 7. (run last: it is the longest, and 8-9 close the random-write tables)
+#    Read-after-write again, 8 GiB, with fio's verify batched so that
+#    every write is read back (bench.sh readback's --verify_backlog_batch
+#    since 2026-11-29: 1.000 reads per write against 0.58-0.70 in
+#    20261129-i16-readback-8G, docs/results/validation/
+#    20261129-readback-verify-batch), and a longer window: that table had
+#    2 flush cycles in 180 s and mimstore still settling (6,200 -> 4,200
+#    IOPS). 120 + 300 s: 4 or more cycles; ~43 min each
+sweep --points 8G:4G --warmup 120 --runtime 300 --results "$root/i16-readback-8G-batch64" \
+  -- --rw readback
