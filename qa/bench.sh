@@ -456,6 +456,8 @@ json.dump(env, open(sys.argv[1], "w"), indent=1)
 EOF
 if [[ $host_reclaim == pause ]]; then
   # Stopped before any device or daemon exists; started again by cleanup.
+  # (its record goes in the workdir, which a fresh /var/tmp does not have yet)
+  mkdir -p "$workdir"
   msg=$("$PY" "$QA_DIR/host_reclaim.py" pause "$host_reclaim_file") ||
     die "the host's page-cache reclaim could not be paused ($msg): the run would not be what env.json says; run as root, or give --host-reclaim keep"
   log "host page-cache reclaim: $msg - paused until the end of the run"

@@ -16,7 +16,11 @@ of the same point, on the same machine (sweep.sh refuses a directory
 that mixes machines), is a better estimate than the formula.
 
 A run's start is env.json's date (bench.sh writes it before the first
-profile), its end results.json's modification time (written last)."""
+profile), its end the last measured window's end in results.json (the
+profile's teardown after it is within sweep.sh's margin). Not
+results.json's modification time: a repeat copied back from docs/results
+(qa/plans/issue16.sh's seed) has the checkout's time, days after its
+start, and the estimate asked for days."""
 
 import datetime
 import glob
@@ -30,6 +34,13 @@ def _started(env):
         return datetime.datetime.strptime(env["date"], "%Y-%m-%d %H:%M:%S %z").timestamp()
     except (KeyError, ValueError, TypeError):
         return None
+
+
+def _ended(results):
+    """The last measured window's end (epoch s) among the runs, or None."""
+    ends = [r.get("window", {}).get("end") for r in results.get("runs", [])]
+    ends = [e for e in ends if isinstance(e, (int, float))]
+    return max(ends) if ends else None
 
 
 def _failed(rep):
@@ -48,7 +59,8 @@ def measured(point_dir, dist, runtime_s, warmup_s):
         try:
             with open(os.path.join(rep, "env.json")) as f:
                 env = json.load(f)
-            end = os.path.getmtime(res)
+            with open(res) as f:
+                end = _ended(json.load(f))
         except (OSError, ValueError):
             continue
         if env.get("runtime_s") != runtime_s or env.get("warmup_s") != warmup_s:
@@ -56,7 +68,7 @@ def measured(point_dir, dist, runtime_s, warmup_s):
         if _failed(rep):        # a profile that failed early ends the run early
             continue
         start = _started(env)
-        if start is None or end <= start:
+        if start is None or end is None or end <= start:
             continue
         best = max(best or 0, end - start)
     return None if best is None else int(best + 0.5)

@@ -30,9 +30,13 @@ class Measured(unittest.TestCase):
             f.write(failures)
         if finished:
             res = os.path.join(d, "results.json")
+            # two profiles; the later window's end is the repeat's end
+            runs = [{"window": {"start": START + 10, "end": START + took / 2}},
+                    {"window": {"start": START + took / 2, "end": START + took}}]
             with open(res, "w") as f:
-                f.write("{}")
-            os.utime(res, (START + took, START + took))
+                json.dump({"runs": runs}, f)
+            # a copy (docs/results, a fresh checkout) has today's time
+            os.utime(res, (START + 9 * 86400, START + 9 * 86400))
 
     def test_none_without_a_finished_repeat(self):
         self.rep("rep1-uniform", 0, finished=False)
@@ -58,6 +62,12 @@ class Measured(unittest.TestCase):
     def test_unreadable_date_or_clock_gone_back_is_skipped(self):
         self.rep("rep1-uniform", 500, date="yesterday")
         self.rep("rep2-uniform", -10)
+        self.assertIsNone(sweep_estimate.measured(self.point, "uniform", 120, 60))
+
+    def test_repeat_without_measured_windows_is_skipped(self):
+        self.rep("rep1-uniform", 800)
+        with open(os.path.join(self.point, "rep1-uniform", "results.json"), "w") as f:
+            json.dump({"runs": [{"window": {}}]}, f)
         self.assertIsNone(sweep_estimate.measured(self.point, "uniform", 120, 60))
 
     def test_command_line(self):
