@@ -38,6 +38,7 @@ seed i16-fs-4G-osdmem2G 20261129-i16-fs-4G-osdmem2G
 seed i16-writes-hdd2x 20261129-i16-writes-hdd2x
 seed i16-writes-16G-hdd2x-600s 20261129-i16-writes-16G-hdd2x-600s
 seed i16-writes-64G-hdd2x-600s 20261202-i16-writes-64G-hdd2x-600s
+seed i16-readback-8G-batch64 20261202-i16-readback-8G-batch64
 
 # 1. Replicated: 3 OSDs, pool size 2 (~60 min each). Repeats 1-2 of
 #    20261128-i16-repl-8G were made on another machine, where mimstore was
