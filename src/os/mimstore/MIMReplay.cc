@@ -179,17 +179,24 @@ int MIMStore::_load_applied_marks()
   r = written_back->prune([this](const std::string& cname,
                                  const std::string& fname) {
     ObjectFDRef f;
-    if (files->open_by_name(cname, fname, &f) < 0) {
-      return false;
+    int e = files->open_by_name(cname, fname, &f);
+    if (e == -ENOENT) {
+      return 0;
     }
-    SequencerPosition g;
-    bool in_progress;
-    return !births_complete || files->get_born(f, &g) == 0 ||
-           files->get_guard(f, &g, &in_progress) == 0;
+    ReplayMarks m;
+    if (e == 0) {
+      e = files->get_marks(f, &m);
+    }
+    if (e < 0) {
+      _marks_unreadable(cname, fname, e);
+      return e;
+    }
+    return _cut_short(m) ? 0 : 1;
   });
   if (r < 0) {
-    derr << "cannot delete the written-back records of removed objects "
-         << "from the DB: " << cpp_strerror(r) << dendl;
+    derr << "cannot check the written-back records against the object "
+         << "files, or delete those of removed objects from the DB: "
+         << cpp_strerror(r) << " (the message above says which)" << dendl;
     return r;
   }
   return 0;

@@ -111,6 +111,7 @@ class CrashRocksEnv;
 class MIMJournal;
 class ObjectFiles;
 class ObjectFD;
+struct ReplayMarks;               // ObjectFiles.h
 using ObjectFDRef = std::shared_ptr<ObjectFD>;
 class AdminHook;
 enum class OpenMode : uint8_t;    // ObjectFiles.h: EXISTING, CREATE
@@ -540,6 +541,14 @@ class MIMStore : public ObjectStore {
   /// True if the op must be applied: _guard_cmp() == APPLY.
   bool _should_apply(const ApplyContext& ac,
                      const coll_t& cid, const ghobject_t* oid);
+  /// Replay: an object file with these marks is a create the crash cut
+  /// short (neither mark; stores of format 2 on). The one rule for replay
+  /// (_guard_cmp) and the mount-time prune of the written-back records.
+  bool _cut_short(const mimstore::ReplayMarks& m) const;
+  /// Replay: say that an object file's marks cannot be read (the caller
+  /// stops: a guess could redo ops done or forget a record).
+  void _marks_unreadable(const std::string& cname, const std::string& fname,
+                         int r) const;
   /// Replay: remove an object file whose create lost its birth mark to the
   /// crash (from _guard_cmp, at the first replayed op naming it).
   void _drop_incomplete_create(const coll_t& cid, const ghobject_t& oid);

@@ -718,6 +718,22 @@ int ObjectFiles::get_guard(const ObjectFDRef& f, SequencerPosition* pos,
   return decode_guard(v, pos, in_progress);
 }
 
+int ObjectFiles::get_marks(const ObjectFDRef& f, ReplayMarks* m)
+{
+  *m = ReplayMarks();
+  int r = get_born(f, &m->born_at);
+  if (r < 0 && r != -ENODATA) {
+    return r;
+  }
+  m->born = r == 0;
+  r = get_guard(f, &m->guard, &m->in_progress);
+  if (r < 0 && r != -ENODATA) {
+    return r;
+  }
+  m->guarded = r == 0;
+  return 0;
+}
+
 int ObjectFiles::set_guard(const ObjectFDRef& f, const SequencerPosition& pos,
                            GuardState state)
 {

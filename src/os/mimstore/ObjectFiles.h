@@ -44,6 +44,17 @@
 
 namespace mimstore {
 
+/// An object file's two replay marks (read by MIMStore::_guard_cmp and
+/// the mount-time prune of the written-back records): the position of the
+/// op that created it, and its replay guard.
+struct ReplayMarks {
+  bool born = false;
+  SequencerPosition born_at;
+  bool guarded = false;
+  SequencerPosition guard;
+  bool in_progress = false;  ///< (of the guard)
+};
+
 /// An open object file. Shared: the fd cache and the users of one object
 /// hold references; the fd is closed when the last reference goes.
 class ObjectFD {
@@ -160,6 +171,10 @@ class ObjectFiles {
   /// (rename), closed after it.
   int get_guard(const ObjectFDRef& f, SequencerPosition* pos,
                 bool* in_progress);  ///< -ENODATA if none
+  /// Both marks of `f` (birth and guard); a mark not there is not an
+  /// error. -errno if either cannot be read, -EIO if one does not decode:
+  /// replay must not take an unreadable mark for a missing one.
+  int get_marks(const ObjectFDRef& f, ReplayMarks* m);
   /// REQUIRES: the guarded effect's omap changes are durable (the caller
   /// syncs RocksDB first).
   int set_guard(const ObjectFDRef& f, const SequencerPosition& pos,

@@ -57,26 +57,33 @@ GuardVerdict MIMStore::_guard_cmp(const ApplyContext& ac,
   }
   if (oid) {
     ObjectFDRef f;
-    if (files->open_object(cid, *oid, OpenMode::EXISTING, &f) < 0) {
+    int r = files->open_object(cid, *oid, OpenMode::EXISTING, &f);
+    if (r == -ENOENT) {
       // No file: a record of the name was of a file a later op removed or
       // moved away; what replay makes of it now is not that file.
       _forget_written_back(cid, *oid);
       return GuardVerdict::APPLY;
     }
-    const int gr = files->get_guard(f, &g, &in_progress);
-    if (gr == 0) {
-      if (g > ac.spos || (g == ac.spos && !in_progress)) {
+    ReplayMarks m;
+    if (r == 0) {
+      r = files->get_marks(f, &m);
+    }
+    if (r < 0) {
+      _marks_unreadable(cid.to_str(), object_file_name(*oid), r);
+      ceph_abort_msg("mimstore: replay cannot read an object's replay marks");
+    }
+    if (m.guarded) {
+      if (m.guard > ac.spos || (m.guard == ac.spos && !m.in_progress)) {
         dout(10) << "replay: skip " << ac.spos << " on " << *oid
-                 << ", guard " << g << dendl;
+                 << ", guard " << m.guard << dendl;
         return GuardVerdict::SKIP;
       }
-      if (g == ac.spos) {
+      if (m.guard == ac.spos) {
         // this very op was under way when we crashed
         return GuardVerdict::RESUME;
       }
     }
-    const int br = files->get_born(f, &g);
-    if (br == -ENODATA && gr == -ENODATA && births_complete) {
+    if (_cut_short(m)) {
       // Before the records: a create cut short came after every sync, so
       // after the file a record describes (that one's mark was durable).
       f.reset();
@@ -97,9 +104,9 @@ GuardVerdict MIMStore::_guard_cmp(const ApplyContext& ac,
     // A file created after this op: live, the op found no object (and
     // was a tolerated -ENOENT, or it would have created the file itself).
     // Applied to the later object, a truncate or zero would corrupt it.
-    if (br == 0 && g > ac.spos) {
+    if (m.born && m.born_at > ac.spos) {
       dout(10) << "replay: skip " << ac.spos << " on " << *oid
-               << ", created later at " << g << dendl;
+               << ", created later at " << m.born_at << dendl;
       if (born_later) {
         *born_later = true;
       }
@@ -107,6 +114,30 @@ GuardVerdict MIMStore::_guard_cmp(const ApplyContext& ac,
     }
   }
   return GuardVerdict::APPLY;
+}
+
+bool MIMStore::_cut_short(const ReplayMarks& m) const
+{
+  // Every create sets the birth mark right after it (format 2 on), and a
+  // guard only goes on a file that was created: neither is a create the
+  // crash cut short (_drop_incomplete_create).
+  return births_complete && !m.born && !m.guarded;
+}
+
+void MIMStore::_marks_unreadable(const std::string& cname,
+                                 const std::string& fname, int r) const
+{
+  // Taken for a missing mark, an unreadable one would make replay redo
+  // ops already done on the file, or remove it as a create cut short, and
+  // forget its written-back record for good.
+  derr << "replay: cannot open " << files->object_path(cname, fname)
+       << " or read its replay marks (xattrs user.mim.born and "
+       << "user.mim.guard): " << cpp_strerror(r) << "; replay stops rather "
+       << "than guess which of its ops are done. Nothing is lost: the "
+       << "journal is kept, and the next mount replays from the same "
+       << "checkpoint (as after a crash during replay). Mend the data disk "
+       << "or filesystem first (dmesg, xfs_repair -n say what failed)"
+       << dendl;
 }
 
 void MIMStore::_forget_written_back(const coll_t& cid, const ghobject_t& oid)

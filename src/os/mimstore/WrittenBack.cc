@@ -133,26 +133,35 @@ bool WrittenBackRecords::covers(const std::string& cname,
 }
 
 int WrittenBackRecords::prune(
-  const std::function<bool(const std::string& cname,
-                           const std::string& fname)>& is_there)
+  const std::function<int(const std::string& cname,
+                          const std::string& fname)>& is_there)
 {
-  KeyValueDB::Transaction t = db->get_transaction();
-  int gone = 0;
-  for (auto p = loaded.begin(); p != loaded.end();) {
+  // Decided for every record before any leaves `loaded`: an error keeps
+  // them all (replay does not start then).
+  std::vector<std::string> gone_names;
+  for (const auto& p : loaded) {
     // "<collection>/<file>": neither a collection's name nor an object's
     // file name holds a '/'.
-    const std::string& name = p->first;
+    const std::string& name = p.first;
     const size_t slash = name.find('/');
-    if (slash == std::string::npos ||
-        is_there(name.substr(0, slash), name.substr(slash + 1))) {
-      ++p;
+    if (slash == std::string::npos) {
       continue;
     }
+    const int there = is_there(name.substr(0, slash), name.substr(slash + 1));
+    if (there < 0) {
+      return there;
+    }
+    if (!there) {
+      gone_names.push_back(name);
+    }
+  }
+  KeyValueDB::Transaction t = db->get_transaction();
+  const int gone = gone_names.size();
+  for (const auto& name : gone_names) {
     for (const auto& k : keys_of(name)) {
       t->rmkey(PREFIX, k);
     }
-    p = loaded.erase(p);
-    ++gone;
+    loaded.erase(name);
   }
   if (gone) {
     int r = db->submit_transaction_sync(t);

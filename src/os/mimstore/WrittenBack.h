@@ -94,10 +94,11 @@ class WrittenBackRecords {
   bool covers(const std::string& cname, const std::string& fname,
               sn_t sn) const;
   /// Mount, after load() and before replay: delete the records of every
-  /// name whose file `is_there` says is not the one a record describes,
-  /// in one synced DB transaction. The number deleted, or -errno.
-  int prune(const std::function<bool(const std::string& cname,
-                                     const std::string& fname)>& is_there);
+  /// name whose file `is_there` says is not the one a record describes
+  /// (0; 1: it is), in one synced DB transaction. The number deleted, or
+  /// -errno: is_there's (nothing deleted then) or the DB's.
+  int prune(const std::function<int(const std::string& cname,
+                                    const std::string& fname)>& is_there);
   /// Replay found no file for cname/fname, or put another one there: its
   /// record is of a file that is gone, and covers nothing replay makes of
   /// the name from here. Deleted from the DB too, synced, when there was

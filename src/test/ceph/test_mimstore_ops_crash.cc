@@ -27,13 +27,16 @@
  *                                  before its omap clone gets the omap back
  *   CreateWithoutBirthMarkIsMadeAgain  a create whose birth mark the crash
  *                                  lost takes no op from before it
+ *   UnreadableMarksStopReplay      an object's replay marks that cannot be
+ *                                  read stop the mount (not taken for none)
  *   MIMStoreWrittenBackReplay.*    a PG deleted, made again and deleted
  *                                  again during one sweep (directly, or
  *                                  the first life by a split): replay of
  *                                  the first life applies its remove,
  *                                  whatever the later life's written-back
  *                                  record says, also after a mount killed
- *                                  in that replay
+ *                                  in that replay; an object's marks that
+ *                                  cannot be read keep its record
  *   ReplayedGuardKeepsNewerOmapPosition  a guard replay closes for an old
  *                                  op does not move the omap's position
  *                                  back (the keys of a rename there and
@@ -51,6 +54,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <csignal>
 #include <chrono>
 #include <condition_variable>
 #include <fstream>
@@ -938,6 +942,59 @@ TEST_P(MIMStoreOpsCrash, CreateWithoutBirthMarkIsMadeAgain)
 
 namespace {
 
+/// A fault spec failing every xattr op on `oid`'s file (its replay marks).
+std::string marks_eio(const ghobject_t& oid)
+{
+  return "fail=xattr:" + mimstore::object_file_name(oid) + ":eio@1+";
+}
+
+/// A child's exit status: the mount returned an error (in_mounted_child).
+bool mount_failed(int status)
+{
+  return WIFEXITED(status) && WEXITSTATUS(status) == 2;
+}
+
+}  // namespace
+
+// A read error on an object file's replay marks was taken for marks not
+// there: replay applied ops from before the file's create to it (here a
+// truncate that found no object would resize it to 3 MiB), or removed it
+// as a create cut short. Replay now stops (the mount aborts, in a child),
+// and a mount after the error is gone replays as before.
+TEST_P(MIMStoreOpsCrash, UnreadableMarksStopReplay)
+{
+  Conf c = slow_conf(GetParam());
+  StoreDir d;
+  const coll_t C = pg(0);
+  const ghobject_t A = obj("a", 0);
+  mkfs_store(d);
+  int st = in_mounted_child(d, [&](std::unique_ptr<ObjectStore>& s) {
+    create_then_checkpoint(s, C, 0);
+    auto ch = s->open_collection(C);
+    Transaction t;
+    t.truncate(C, A, 3 << 20);  // no object yet: -ENOENT, tolerated
+    t.write(C, A, 8192, 4096, fill(4096, 'w'));
+    apply(s.get(), ch, std::move(t));
+    ch->flush();
+  });
+  ASSERT_TRUE(exited_ok(st)) << st;
+  {
+    Conf fault({{"mimstore_debug_fault", marks_eio(A)}});
+    st = in_mounted_child(d, [](std::unique_ptr<ObjectStore>&) {});
+    EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT)
+      << "a mount that could not read A's marks: status " << st;
+  }
+  auto s = make_store(d);
+  ASSERT_EQ(0, s->mount());
+  EXPECT_GT(perf_counter(s.get(), l_mimstore_replayed), 0);
+  EXPECT_TRUE(std::string(8192, '\0') + std::string(4096, 'w') ==
+              read_all(s.get(), C, A));
+  EXPECT_EQ(0, s->fsck(false));
+  ASSERT_EQ(0, s->umount());
+}
+
+namespace {
+
 /// In a child, after the sequence a test built: a sweep (write_back_all)
 /// held after its first object, `then` applied on `ch` while it is held,
 /// and umount, which keeps the window and puts the records of what the
@@ -1147,6 +1204,51 @@ TEST(MIMStoreWrittenBackReplay, ReplayedSplitKeepsTheChildsRemove)
     ASSERT_TRUE(exited_ok(st)) << "status " << st;
     st = mount_and_check(
       d, [&](ObjectStore* s) { return gone_and_w_kept(s, {C, D}, H, W); });
+    EXPECT_TRUE(exited_ok(st)) << "remount: status " << st << MOUNT_STATUS;
+  }
+}
+
+// The mount-time prune of the written-back records took a read error on an
+// object's marks for a create cut short and deleted its record for good:
+// the next mount replayed ops the record covered over the written-back
+// file. The error now fails the mount with the record kept, and a mount
+// after the error is gone skips those ops by it.
+TEST(MIMStoreWrittenBackReplay, UnreadableMarksKeepTheRecord)
+{
+  for (Window w : {Window::Journal, Window::Ram}) {
+    SCOPED_TRACE(window_name(w));
+    Conf c = record_conf(w);
+    StoreDir d;
+    const coll_t H = pg(1), C = pg(2);
+    const ghobject_t W = obj("w", 1), A = obj("a", 2);
+    mkfs_store(d);
+    int st = in_mounted_child(d, [&](std::unique_ptr<ObjectStore>& up) {
+      hold_checkpoint(up, H, W);
+      ObjectStore* s = up.get();
+      auto ch = s->create_new_collection(C);
+      {
+        Transaction t;
+        t.create_collection(C, 0);
+        t.write(C, A, 0, 8192, fill(8192, 'a'));  // swept first
+        apply(s, ch, std::move(t));
+      }
+      Transaction then;
+      then.touch(C, obj("t", 2));
+      sweep_one_then(s, ch, std::move(then));
+    });
+    ASSERT_TRUE(exited_ok(st)) << "status " << st;
+    {
+      Conf fault({{"mimstore_debug_fault", marks_eio(A)}});
+      st = mount_and_check(d, [](ObjectStore*) { return true; });
+      EXPECT_TRUE(mount_failed(st))
+        << "a mount that could not read A's marks: status " << st
+        << MOUNT_STATUS;
+    }
+    st = mount_and_check(d, [&](ObjectStore* s) {
+      return perf_counter(s, l_mimstore_replay_written_back) > 0 &&
+             read_all(s, C, A) == std::string(8192, 'a') &&
+             gone_and_w_kept(s, {}, H, W);
+    });
     EXPECT_TRUE(exited_ok(st)) << "remount: status " << st << MOUNT_STATUS;
   }
 }
