@@ -900,19 +900,15 @@ TEST_P(MIMStoreOpsCrash, ReplayedGuardKeepsNewerOmapPosition)
   ASSERT_EQ(0, s->umount());
 }
 
-// Found by the XFS-metadata crash loop (seed 6): a create is two metadata
-// ops, the file and then its birth mark, and a power cut can keep the
-// first alone. Replay then let a truncate from before the create (which
-// found no object) resize the file the create made. Here the child's
-// transactions end applied, and the parent drops the mark by hand, as
-// that cut would.
-TEST_P(MIMStoreOpsCrash, CreateWithoutBirthMarkIsMadeAgain)
+namespace {
+
+/// In a child, killed after it: C made and checkpointed, then one
+/// transaction, applied (not only committed), that truncates A to 3 MiB
+/// before A exists (-ENOENT, tolerated) and writes A's block at 8 KiB.
+/// Replayed onto the file the write made, the truncate would resize it.
+void truncate_before_create(const StoreDir& d, const coll_t& C,
+                            const ghobject_t& A)
 {
-  Conf c = slow_conf(GetParam());
-  StoreDir d;
-  const coll_t C = pg(0);
-  const ghobject_t A = obj("a", 0);
-  mkfs_store(d);
   int st = in_mounted_child(d, [&](std::unique_ptr<ObjectStore>& s) {
     create_then_checkpoint(s, C, 0);
     auto ch = s->open_collection(C);
@@ -920,27 +916,16 @@ TEST_P(MIMStoreOpsCrash, CreateWithoutBirthMarkIsMadeAgain)
     t.truncate(C, A, 3 << 20);  // no object yet: -ENOENT, tolerated
     t.write(C, A, 8192, 4096, fill(4096, 'w'));
     apply(s.get(), ch, std::move(t));
-    ch->flush();  // applied (not only committed) before the kill
+    ch->flush();
   });
   ASSERT_TRUE(exited_ok(st)) << st;
-  const std::string path = d.data + "/objects/" + C.to_str() + "/" +
-    mimstore::object_file_name(A);
-  ASSERT_EQ(0, ::removexattr(path.c_str(), "user.mim.born"))
-    << path << ": " << cpp_strerror(-errno);
-  auto s = make_store(d);
-  ASSERT_EQ(0, s->mount());
-  auto ch = s->open_collection(C);
-  struct stat stbuf;
-  ASSERT_EQ(0, s->stat(ch, A, &stbuf));
-  EXPECT_EQ(8192 + 4096, stbuf.st_size);
-  EXPECT_TRUE(std::string(8192, '\0') + std::string(4096, 'w') ==
-              read_all(s.get(), C, A));
-  ch.reset();
-  EXPECT_EQ(0, s->fsck(false));
-  ASSERT_EQ(0, s->umount());
 }
 
-namespace {
+/// A's data as truncate_before_create leaves it.
+std::string truncated_before_create()
+{
+  return std::string(8192, '\0') + std::string(4096, 'w');
+}
 
 /// A fault spec failing every xattr op on `oid`'s file (its replay marks).
 std::string marks_eio(const ghobject_t& oid)
@@ -956,6 +941,36 @@ bool mount_failed(int status)
 
 }  // namespace
 
+// Found by the XFS-metadata crash loop (seed 6): a create is two metadata
+// ops, the file and then its birth mark, and a power cut can keep the
+// first alone. Replay then let a truncate from before the create (which
+// found no object) resize the file the create made. Here the child's
+// transactions end applied, and the parent drops the mark by hand, as
+// that cut would.
+TEST_P(MIMStoreOpsCrash, CreateWithoutBirthMarkIsMadeAgain)
+{
+  Conf c = slow_conf(GetParam());
+  StoreDir d;
+  const coll_t C = pg(0);
+  const ghobject_t A = obj("a", 0);
+  mkfs_store(d);
+  ASSERT_NO_FATAL_FAILURE(truncate_before_create(d, C, A));
+  const std::string path = d.data + "/objects/" + C.to_str() + "/" +
+    mimstore::object_file_name(A);
+  ASSERT_EQ(0, ::removexattr(path.c_str(), "user.mim.born"))
+    << path << ": " << cpp_strerror(-errno);
+  auto s = make_store(d);
+  ASSERT_EQ(0, s->mount());
+  auto ch = s->open_collection(C);
+  struct stat stbuf;
+  ASSERT_EQ(0, s->stat(ch, A, &stbuf));
+  EXPECT_EQ(8192 + 4096, stbuf.st_size);
+  EXPECT_TRUE(truncated_before_create() == read_all(s.get(), C, A));
+  ch.reset();
+  EXPECT_EQ(0, s->fsck(false));
+  ASSERT_EQ(0, s->umount());
+}
+
 // A read error on an object file's replay marks was taken for marks not
 // there: replay applied ops from before the file's create to it (here a
 // truncate that found no object would resize it to 3 MiB), or removed it
@@ -968,27 +983,17 @@ TEST_P(MIMStoreOpsCrash, UnreadableMarksStopReplay)
   const coll_t C = pg(0);
   const ghobject_t A = obj("a", 0);
   mkfs_store(d);
-  int st = in_mounted_child(d, [&](std::unique_ptr<ObjectStore>& s) {
-    create_then_checkpoint(s, C, 0);
-    auto ch = s->open_collection(C);
-    Transaction t;
-    t.truncate(C, A, 3 << 20);  // no object yet: -ENOENT, tolerated
-    t.write(C, A, 8192, 4096, fill(4096, 'w'));
-    apply(s.get(), ch, std::move(t));
-    ch->flush();
-  });
-  ASSERT_TRUE(exited_ok(st)) << st;
+  ASSERT_NO_FATAL_FAILURE(truncate_before_create(d, C, A));
   {
     Conf fault({{"mimstore_debug_fault", marks_eio(A)}});
-    st = in_mounted_child(d, [](std::unique_ptr<ObjectStore>&) {});
+    int st = in_mounted_child(d, [](std::unique_ptr<ObjectStore>&) {});
     EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT)
       << "a mount that could not read A's marks: status " << st;
   }
   auto s = make_store(d);
   ASSERT_EQ(0, s->mount());
   EXPECT_GT(perf_counter(s.get(), l_mimstore_replayed), 0);
-  EXPECT_TRUE(std::string(8192, '\0') + std::string(4096, 'w') ==
-              read_all(s.get(), C, A));
+  EXPECT_TRUE(truncated_before_create() == read_all(s.get(), C, A));
   EXPECT_EQ(0, s->fsck(false));
   ASSERT_EQ(0, s->umount());
 }
