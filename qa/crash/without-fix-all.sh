@@ -2,14 +2,22 @@
 # Every crash-consistency fix of issue 11 (and later ones) taken out
 # again, one at a time, with the tests that must then fail
 # (qa/crash/without-fix.sh does each).
-# Run after moving code: an edit that no longer finds its text fails here,
-# so the list follows the code. About 10 minutes; needs the Ceph build.
 #
-#   qa/crash/without-fix-all.sh [NAME...]     (default: all)
+#   qa/crash/without-fix-all.sh [NAME...]     the named cases (default: all)
+#   qa/crash/without-fix-all.sh --rotate N    N cases, a different set for
+#                                             each commit (the test command's
+#                                             normal mode)
+#   qa/crash/without-fix-all.sh --check-edits every case's edit still applies
+#                                             (each replace matches exactly
+#                                             once); no build, seconds
+#   qa/crash/without-fix-all.sh --list        the case names
 #
-# Exit status: 0 when every named fix is caught by its tests.
+# The whole set takes about 20 minutes (`qa/run-tests.sh --long` runs it);
+# it needs the Ceph build, which is brought up to date once first.
+# Exit status: 0 when every selected fix is caught by its tests.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
 
 # name | file | gtest filter | python edit of `s` (the file's text)
 CASES=(
@@ -45,20 +53,83 @@ CASES=(
   # earlier one that replay made again (PG deleted, re-made, deleted;
   # directly or by a split); then the same after a mount killed in replay
   # (the record forgotten in memory only, read again)
-  "nowrittenbackforget|WrittenBack.cc|*MIMStoreWrittenBackReplay*|s = s.replace('for (auto p = loaded.begin(); p != loaded.end();)', 'for (auto p = loaded.end(); p != loaded.end();)').replace('  if (!loaded.erase(name)) {', '  if (true) {')"
-  "nodurableforget|WrittenBack.cc|*ForgottenRecordStaysForgotten*|s = s.replace('for (auto p = loaded.begin(); p != loaded.end();)', 'for (auto p = loaded.end(); p != loaded.end();)').replace('  return db->submit_transaction_sync(t);\n}\n\nstd::vector', '  return 0;\n}\n\nstd::vector')"
+  "nowrittenbackforget|WrittenBack.cc|*MIMStoreWrittenBackReplay*|s = s.replace('    if (!there) {\n      gone_names.push_back(name);', '    if (false) {\n      gone_names.push_back(name);').replace('  if (!loaded.erase(name)) {', '  if (true) {')"
+  "nodurableforget|WrittenBack.cc|*ForgottenRecordStaysForgotten*|s = s.replace('    if (!there) {\n      gone_names.push_back(name);', '    if (false) {\n      gone_names.push_back(name);').replace('  return db->submit_transaction_sync(t);\n}\n\nstd::vector', '  return 0;\n}\n\nstd::vector')"
   # not a crash fix: mkfs wrote its type over another store's directory
   "nomkfstype|MIMMount.cc|*MkfsLeavesAnotherStores*|s = s.replace('&type) == 0 && !type.empty() && type != ', '&type) == 0 && false && type != ')"
+  # 2026-12-04, issue 61: a WRAP whose batch did not land is the end of the
+  # journal (a keeping mount erased it); the search beyond the end skips
+  # the live range; the checkpoint window follows the journal's size
+  "nowrapend|core/journal_scanner.cc|JournalScan.WrapWhoseBatchDidNotLandIsTheEnd:JournalScan.WrapAtTheCheckpointWhoseBatchDidNotLand|s = s.replace('  if (wrap_off) {\n    // The WRAP block', '  if (false) {\n    // The WRAP block')"
+  "nolivesearch|core/journal_scanner.cc|JournalScan.LookalikeEntryInsideALivePayloadIsIgnored|s = s.replace('q == h.start_off ? n\n                     : (h.start_off + g.area_len() - q) % g.area_len() / bs;', 'n;')"
+  "nojournalwindow|core/durability.cc|Durability.SyncRecordsAnSnBeyondTheDefaultWindow|s = s.replace('tracker.reset(first, CheckpointTracker::window_for_journal(max_live_sns));', 'tracker.reset(first);')"
 )
 
-want=("$@")
+mode=named
+want=()
+rotate=0
+while [ $# -gt 0 ]; do
+  case $1 in
+    --rotate) mode=rotate; rotate=$2; shift ;;
+    --check-edits) mode=check ;;
+    --list) mode=list ;;
+    -*) echo "unknown argument $1" >&2; exit 2 ;;
+    *) want+=("$1") ;;
+  esac
+  shift
+done
+
+names=()
+for c in "${CASES[@]}"; do
+  names+=("${c%%|*}")
+done
+if [ "$mode" = list ]; then
+  printf '%s\n' "${names[@]}"
+  exit 0
+fi
+for n in "${want[@]}"; do
+  [[ " ${names[*]} " == *" $n "* ]] || { echo "no case named $n" >&2; exit 2; }
+done
+if [ "$mode" = rotate ]; then
+  # Consecutive cases from an offset the commit picks: over commits every
+  # case comes round.
+  head=$(git -C "$REPO" rev-parse HEAD 2>/dev/null || echo 0)
+  start=$(( 16#${head:0:8} % ${#names[@]} ))
+  for ((i = 0; i < rotate && i < ${#names[@]}; i++)); do
+    want+=("${names[$(( (start + i) % ${#names[@]} ))]}")
+  done
+fi
+
 failed=()
+ran=0
+need_ceph=0
+for c in "${CASES[@]}"; do
+  IFS='|' read -r name file _ <<<"$c"
+  if { ((${#want[@]} == 0)) || [[ " ${want[*]} " == *" $name "* ]]; } &&
+     [[ $file != core/* ]]; then
+    need_ceph=1
+  fi
+done
+if [ "$mode" != check ] && [ "$need_ceph" = 1 ]; then
+  echo "bringing the Ceph build up to date (ceph_test_mimstore)"
+  "$REPO/cmake/ceph-build.sh" ceph_test_mimstore >/dev/null || {
+    echo "the Ceph build failed" >&2; exit 1; }
+  export WITHOUT_FIX_BUILT=1
+fi
 for c in "${CASES[@]}"; do
   IFS='|' read -r name file filter edit <<<"$c"
   if ((${#want[@]})) && [[ " ${want[*]} " != *" $name "* ]]; then
     continue
   fi
-  if ! FILE=$file "$HERE/without-fix.sh" "$name" "$filter" "$edit"; then
+  ran=$((ran + 1))
+  if [ "$mode" = check ]; then
+    if /usr/bin/python3 "$HERE/without_fix_edit.py" \
+         "$REPO/src/os/mimstore/$file" /dev/null "$edit"; then
+      echo "$name: the edit applies"
+    else
+      failed+=("$name")
+    fi
+  elif ! FILE=$file "$HERE/without-fix.sh" "$name" "$filter" "$edit"; then
     failed+=("$name")
   fi
 done
@@ -66,4 +137,9 @@ if ((${#failed[@]})); then
   echo "NOT caught (or the edit no longer applies): ${failed[*]}" >&2
   exit 1
 fi
-echo "every fix is caught by its tests"
+[ "$ran" -gt 0 ] || { echo "no case ran" >&2; exit 1; }
+if [ "$mode" = check ]; then
+  echo "all $ran edits apply, each replace exactly once"
+else
+  echo "every fix ($ran cases) is caught by its tests"
+fi

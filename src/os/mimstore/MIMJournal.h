@@ -136,6 +136,8 @@ class MIMJournal {
   int read_extent(uint64_t off, uint64_t len, char* dst);
 
   uint64_t size() const { return dev.geo().area_len(); }
+  /// The most entries the journal holds at once (the checkpoint window).
+  uint64_t max_live_sns() const { return dev.geo().max_live_sns(); }
   uint32_t block_size() const { return dev.block_size(); }
   uint64_t used() const { return writer.used(); }
   /// Bytes from the batch holding `sn` to the head, padding included (all

@@ -546,7 +546,7 @@ int MIMStore::_start_after_replay()
   // replay started (durability was reset to it before the replay).
   const sn_t first_live = keep_window ? journal->first_live_sn() : next_sn;
   if (!keep_window) {
-    durability.reset_checkpoint(next_sn);
+    durability.reset_checkpoint(next_sn, journal->max_live_sns());
   }
   journal->set_pressure_callback(
     [this] { _request_freeze(mim::FlushTrigger::JOURNAL_PRESSURE); });

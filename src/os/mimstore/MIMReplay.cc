@@ -68,7 +68,8 @@ int MIMStore::_replay_journal()
     return r;
   }
   if (keep_window) {
-    durability.reset_checkpoint(journal->first_live_sn());
+    durability.reset_checkpoint(journal->first_live_sn(),
+                                 journal->max_live_sns());
   }
   // Replayed writes merge only when the window is kept; the entry's place
   // on the journal is known then too (replayed, below).

@@ -9,6 +9,8 @@
  * Foundation.  See file COPYING.
  */
 #include "core/checkpoint_tracker.h"
+#include "core/durability.h"
+#include "core/journal_format.h"
 
 #include <gtest/gtest.h>
 
@@ -17,6 +19,7 @@
 #include <numeric>
 #include <random>
 #include <set>
+#include <thread>
 #include <vector>
 
 using namespace mim;
@@ -160,4 +163,65 @@ TEST(CheckpointTracker, UnalignedStartAndWindowedShuffle)
     ASSERT_EQ(first + (w + 1) * W, t.checkpoint());
     ASSERT_EQ(0u, t.pending());
   }
+}
+
+// A 40 GB journal of small transactions holds more than 2^26 sns, all above
+// the checkpoint while one early write is not yet written back (the window
+// in the journal may use half of it). The window follows the journal: an sn
+// that far ahead is recorded, and the sync that records it does not abort
+// (before, the fixed 2^26 window made sync_once's check fail, and every
+// mount that kept the window failed the same way).
+TEST(CheckpointTracker, WindowFollowsTheJournal)
+{
+  JournalHeader h;
+  h.block_size = 4096;
+  h.journal_size = 40ull << 30;
+  const JournalGeometry g(h);
+  ASSERT_GT(g.max_live_sns(), CheckpointTracker::DEFAULT_MAX_WINDOW);
+  const sn_t far = 1 + CheckpointTracker::DEFAULT_MAX_WINDOW + 100;
+  ASSERT_LT(far - 1, g.max_live_sns());
+
+  CheckpointTracker small;
+  EXPECT_EQ(-EOVERFLOW, small.record_durable(far));
+  CheckpointTracker t;
+  t.reset(1, CheckpointTracker::window_for_journal(g.max_live_sns()));
+  EXPECT_EQ(0, t.record_durable(far));
+  EXPECT_EQ(1u, t.checkpoint());
+  // Still a bound: an sn beyond what the journal can hold is refused.
+  EXPECT_EQ(-EOVERFLOW, t.record_durable(1 + g.max_live_sns() + 64));
+  // Never smaller than the default, for a small journal.
+  EXPECT_EQ(CheckpointTracker::DEFAULT_MAX_WINDOW,
+            CheckpointTracker::window_for_journal(100));
+}
+
+TEST(Durability, SyncRecordsAnSnBeyondTheDefaultWindow)
+{
+  JournalHeader h;
+  h.block_size = 4096;
+  h.journal_size = 40ull << 30;
+  const JournalGeometry g(h);
+  mim::Durability d;
+  d.reset_checkpoint(1, g.max_live_sns());
+  std::vector<sn_t> moved;
+  mim::DurabilityHooks hooks;
+  hooks.sync_data = [] {};
+  hooks.checkpoint_moved = [&](sn_t cp) { moved.push_back(cp); };
+  mim::DurabilityLimits lim;
+  lim.interval = 0.01;
+  lim.min_interval = 0;
+  d.configure(lim, hooks);
+  std::thread sync([&] { d.run(); });
+  const sn_t far = 1 + CheckpointTracker::DEFAULT_MAX_WINDOW + 100;
+  d.hold(1);
+  d.hold(far);
+  d.release_after_sync(far);
+  d.wait_for_next_sync();
+  EXPECT_EQ(1u, d.checkpoint());
+  EXPECT_EQ(1u, d.checkpoint_pending());
+  d.release_after_sync(1);
+  d.wait_for_next_sync();
+  EXPECT_EQ(2u, d.checkpoint());
+  d.stop();
+  sync.join();
+  EXPECT_EQ(std::vector<sn_t>{2}, moved);
 }

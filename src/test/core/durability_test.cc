@@ -27,6 +27,9 @@ using namespace mim;
 
 namespace {
 
+/// A journal that holds at most this many entries (the default window).
+constexpr uint64_t kSmallJournal = 1000;
+
 /// A Durability with its sync thread running, and what its hooks saw.
 struct Running {
   Durability d;
@@ -113,7 +116,7 @@ class Gate {
 TEST(Durability, ReleasedPartIsDurableOnlyAfterASync)
 {
   Running r;
-  r.d.reset_checkpoint(1);
+  r.d.reset_checkpoint(1, kSmallJournal);
   r.d.hold(1);
   r.d.release_after_sync(1);
   EXPECT_EQ(1u, r.d.checkpoint());
@@ -131,12 +134,12 @@ TEST(Durability, AMountForgetsWhatTheLastOneHeld)
   // window in the journal: the replay holds those sns anew, so the holds
   // of the last mount must not stay (they would pin the checkpoint).
   mim::Durability d;
-  d.reset_checkpoint(1);
+  d.reset_checkpoint(1, kSmallJournal);
   d.hold(1);
   d.hold(2);
   d.release_after_sync(2);
   ASSERT_EQ(2u, d.sns_held());
-  d.reset_checkpoint(1);
+  d.reset_checkpoint(1, kSmallJournal);
   EXPECT_EQ(0u, d.sns_held());
   EXPECT_EQ(0u, d.parts_unsynced());
   d.hold(1);
@@ -148,7 +151,7 @@ TEST(Durability, AMountForgetsWhatTheLastOneHeld)
 TEST(Durability, AnSnIsDurableWhenAllItsPartsAre)
 {
   Running r;
-  r.d.reset_checkpoint(1);
+  r.d.reset_checkpoint(1, kSmallJournal);
   r.d.hold(1);  // the direct part
   r.d.hold(1);  // a merged write
   r.d.release_after_sync(1);
@@ -163,7 +166,7 @@ TEST(Durability, AnSnIsDurableWhenAllItsPartsAre)
 TEST(Durability, CheckpointStopsAtTheFirstSnNotDurable)
 {
   Running r;
-  r.d.reset_checkpoint(1);
+  r.d.reset_checkpoint(1, kSmallJournal);
   for (sn_t sn = 1; sn <= 3; ++sn) {
     r.d.hold(sn);
   }
@@ -183,7 +186,7 @@ TEST(Durability, WaitCoversASyncStartedAfterTheCallNotOneRunning)
   // A part released while a sync runs was not in that sync: a writer that
   // waits for the next sync must not be released by the running one.
   Running r;
-  r.d.reset_checkpoint(1);
+  r.d.reset_checkpoint(1, kSmallJournal);
   Gate entered, go;
   bool first = true;
   r.in_sync = [&] {
@@ -215,7 +218,7 @@ TEST(Durability, WaitCoversASyncStartedAfterTheCallNotOneRunning)
 TEST(Durability, TickComesBeforeTheSyncAndTheCheckpointAfterIt)
 {
   Running r;
-  r.d.reset_checkpoint(1);
+  r.d.reset_checkpoint(1, kSmallJournal);
   r.d.hold(1);
   r.d.release_after_sync(1);
   r.d.wait_for_next_sync();
@@ -231,7 +234,7 @@ TEST(Durability, TickComesBeforeTheSyncAndTheCheckpointAfterIt)
 TEST(Durability, NothingReleasedNoDataSync)
 {
   Running r;
-  r.d.reset_checkpoint(1);
+  r.d.reset_checkpoint(1, kSmallJournal);
   r.d.wait_for_next_sync();
   r.stop();
   std::lock_guard l(r.lock);
@@ -246,7 +249,7 @@ TEST(Durability, DirtyDataIsSyncedWithNothingReleased)
   // A sync between a write and the release of its part: the throttle's
   // count is zeroed only by a sync that wrote the data.
   Running r;
-  r.d.reset_checkpoint(1);
+  r.d.reset_checkpoint(1, kSmallJournal);
   r.d.note_dirty(4096);
   r.d.wait_for_next_sync();
   std::lock_guard l(r.lock);
@@ -256,7 +259,7 @@ TEST(Durability, DirtyDataIsSyncedWithNothingReleased)
 TEST(Durability, StopSyncsWhatWasReleasedAndFreesWaiters)
 {
   Running r;
-  r.d.reset_checkpoint(5);
+  r.d.reset_checkpoint(5, kSmallJournal);
   r.d.hold(5);
   r.d.release_after_sync(5);
   r.stop();
@@ -288,7 +291,7 @@ TEST(Durability, ReleasedTwiceIsABug)
   EXPECT_DEATH(
     {
       Running r;
-      r.d.reset_checkpoint(1);
+      r.d.reset_checkpoint(1, kSmallJournal);
       r.d.hold(1);
       r.d.release_after_sync(1);
       r.d.release_after_sync(1);

@@ -824,3 +824,127 @@ TEST(JournalScan, RandomizedLapsReplayExactlyFromCheckpoint)
     }
   }
 }
+
+// ---- a WRAP whose batch did not land ---------------------------------------
+
+namespace {
+
+/// Sns 1..3 in 4-block batches over a 14-block area, checkpoint at 3, then
+/// batch 4 wraps: its WRAP block lands at the old head and the batch at the
+/// area start does not (`how`: 0 nothing of it, 1 its first sector, 2 a
+/// flipped payload byte). Returns the WRAP's offset.
+uint64_t write_wrap_without_batch(MemJournal& j, int how)
+{
+  auto big = [](char c) { return std::vector<std::string>(
+    1, std::string(4 * 4096 - 48 - 100, c)); };
+  j.write_batch(big('a'));
+  j.write_batch(big('b'));
+  j.write_batch(big('c'));
+  j.checkpoint(3);
+  const std::string before = j.dev;
+  const uint64_t off4 = j.write_batch(big('d'));
+  EXPECT_EQ(j.g.area_start, off4);
+  if (how == 0) {
+    memcpy(&j.dev[off4], &before[off4], 4 * 4096);
+  } else if (how == 1) {
+    memcpy(&j.dev[off4 + 512], &before[off4 + 512], 4 * 4096 - 512);
+  } else {
+    j.dev[off4 + 3000] ^= 1;
+  }
+  return j.last_wrap_off;
+}
+
+}  // anonymous namespace
+
+// The scan ends at the WRAP, not at the area start after it: the next
+// writer overwrites the WRAP block, and a mount that keeps the generation
+// erases nothing of the replayed window. Before, the scan ended at the
+// area start and listed the WRAP as in flight; the keeping mount zeroed
+// it, and the next scan stopped there and erased the new batches behind it
+// as "in flight" (or refused the journal once one was acknowledged).
+TEST(JournalScan, WrapWhoseBatchDidNotLandIsTheEnd)
+{
+  for (int how = 0; how < 3; ++how) {
+    SCOPED_TRACE("batch after the wrap: " + std::to_string(how));
+    MemJournal j(16 * 4096, 4096, 0x111);
+    const uint64_t wrap = write_wrap_without_batch(j, how);
+    ScanResult r;
+    ASSERT_EQ(0, j.scan(&r)) << r.detail;
+    EXPECT_NE(ScanResult::CORRUPT_ACKED, r.end) << r.detail;
+    j.expect_replayed(3, 3);
+    EXPECT_EQ(wrap, r.end_off) << r.detail;
+    EXPECT_EQ(4u, r.next_sn);
+    EXPECT_EQ(0u, r.wraps);
+    EXPECT_TRUE(r.in_flight_offs.empty()) << r.in_flight_offs.front();
+    ASSERT_TRUE(keeps_generation(r, 4096));
+
+    // Second life: keeps the window, writes 4..5 from the end. Third life:
+    // scans again, keeps again, writes two more.
+    MemJournal m = j;
+    ScanResult r2 = erase_then_write_new(m, r);
+    EXPECT_EQ(ScanResult::CLEAN_END, r2.end) << r2.detail;
+    ASSERT_EQ(3u, r2.entries) << r2.detail;
+    EXPECT_EQ("new3", m.replayed[1].second);
+    EXPECT_EQ(6u, r2.next_sn);
+    ASSERT_TRUE(keeps_generation(r2, 4096));
+    // (Its end, the area start, holds what landed of batch 4: a torn
+    // entry of an earlier life's sn, a kept end.)
+    ScanResult r3 = erase_then_write_new(m, r2);
+    EXPECT_NE(ScanResult::CORRUPT_ACKED, r3.end) << r3.detail;
+    EXPECT_TRUE(keeps_generation(r3, 4096));
+    EXPECT_EQ(5u, r3.entries) << r3.detail;
+    EXPECT_EQ(8u, r3.next_sn);
+
+    // A mount that starts a new generation starts at the WRAP too.
+    JournalHeader n = header_after_replay(j.h, r, 0x222);
+    EXPECT_EQ(wrap, n.start_off);
+    EXPECT_EQ(4u, n.start_sn);
+  }
+}
+
+// The checkpoint at the WRAP itself (its batch is the first not written
+// back) and nothing replayed: the end is the tail, so the writer starts
+// with an empty window where it ended (before, the end was the area start
+// while the tail stayed at the WRAP, and JournalWriter::start asserted).
+TEST(JournalScan, WrapAtTheCheckpointWhoseBatchDidNotLand)
+{
+  MemJournal j(16 * 4096, 4096, 0x111);
+  const uint64_t wrap = write_wrap_without_batch(j, 0);
+  j.h.start_off = wrap;
+  j.h.start_sn = 4;
+  j.h.committed_up_to = 3;
+  ScanResult r;
+  ASSERT_EQ(0, j.scan(&r)) << r.detail;
+  EXPECT_EQ(0u, r.entries);
+  EXPECT_EQ(wrap, r.end_off) << r.detail;
+  EXPECT_EQ(j.h.start_off, r.end_off);
+  EXPECT_TRUE(r.in_flight_offs.empty());
+  ASSERT_TRUE(keeps_generation(r, 4096));
+  MemJournal m = j;
+  ScanResult r2 = erase_then_write_new(m, r);
+  ASSERT_EQ(2u, r2.entries) << r2.detail;
+  EXPECT_EQ("new3", m.replayed[0].second);
+}
+
+// A block inside a live payload that looks like an entry of this
+// generation (a client's data that holds a copy of journal blocks) is
+// neither evidence of lost data nor an in-flight entry to erase: the
+// search beyond the end does not look inside the live range.
+TEST(JournalScan, LookalikeEntryInsideALivePayloadIsIgnored)
+{
+  MemJournal j(64 * KB, 4096, 0x111);
+  BatchEncoder fake(4096, 0x111);
+  fake.add_txn(1000, 999, std::string("not a journal entry"));
+  auto [fbuf, flen] = fake.finish();
+  ASSERT_EQ(4096u, flen);
+  // One entry whose payload puts the fake at the second block of the area.
+  std::string p(3 * 4096, 'x');
+  memcpy(&p[4096 - 48], fbuf, flen);
+  j.write_batch({p});
+  ScanResult r;
+  ASSERT_EQ(0, j.scan(&r)) << r.detail;
+  EXPECT_EQ(ScanResult::CLEAN_END, r.end) << r.detail;
+  j.expect_replayed(1, 1);
+  EXPECT_TRUE(r.in_flight_offs.empty()) << r.in_flight_offs.front();
+  EXPECT_TRUE(keeps_generation(r, 4096));
+}

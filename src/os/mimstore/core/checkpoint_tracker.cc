@@ -77,12 +77,14 @@ uint64_t CheckpointTracker::pending() const
   return set_bits_ - (checkpoint_ - base_);
 }
 
-void CheckpointTracker::reset(sn_t first)
+void CheckpointTracker::reset(sn_t first, uint64_t max_window)
 {
   assert(first >= 1);
+  assert(max_window >= 64);
   std::deque<uint64_t> old;
   {
     MutexLock l(mu_);
+    max_window_ = max_window;
     words_.swap(old);
     base_ = first;
     checkpoint_ = first;

@@ -36,10 +36,21 @@ namespace mim {
 class CheckpointTracker {
  public:
   /// Default bound on how far ahead of the checkpoint an sn may be
-  /// recorded: 2^26 sns = a bitmap of 8 MiB at most. Far more than the
-  /// journal can hold in flight; a larger distance is a caller bug, and
-  /// refusing it keeps one bad sn from allocating unbounded memory.
+  /// recorded: 2^26 sns = a bitmap of 8 MiB at most. A larger distance is
+  /// a caller bug, and refusing it keeps one bad sn from allocating
+  /// unbounded memory. The store sizes the window from its journal at every
+  /// mount (window_for_journal()): a 40 GB journal of small transactions
+  /// holds more than 2^26 sns, all of them above the checkpoint.
   static constexpr uint64_t DEFAULT_MAX_WINDOW = uint64_t(1) << 26;
+
+  /// The window for a journal that holds at most `max_live_sns` entries at
+  /// once: never below the default. Every sn from the checkpoint on is
+  /// still in the journal (it is trimmed only below the checkpoint), so
+  /// no recorded sn is further ahead than that.
+  static uint64_t window_for_journal(uint64_t max_live_sns) {
+    return max_live_sns + 64 > DEFAULT_MAX_WINDOW ? max_live_sns + 64
+                                                  : DEFAULT_MAX_WINDOW;
+  }
 
   /// All sns < first are durable. REQUIRES: first >= 1, max_window >= 64.
   explicit CheckpointTracker(sn_t first = 1,
@@ -61,17 +72,17 @@ class CheckpointTracker {
   /// Number of recorded sns above the checkpoint (waiting for a gap).
   uint64_t pending() const;
 
-  /// Forget everything: all sns < first are durable. Used at mount, after
-  /// journal replay. REQUIRES: first >= 1.
-  void reset(sn_t first);
+  /// Forget everything: all sns < first are durable, and sns up to
+  /// first + max_window - 1 may be recorded. Used at mount, after journal
+  /// replay. REQUIRES: first >= 1, max_window >= 64.
+  void reset(sn_t first, uint64_t max_window = DEFAULT_MAX_WINDOW);
 
  private:
   void advance_locked() MIM_REQUIRES(mu_);
 
-  const uint64_t max_window_;  // constant after construction
-
   mutable Mutex mu_;
   // State below is protected by mu_.
+  uint64_t max_window_ MIM_GUARDED_BY(mu_);
   //
   // Invariants: base_ <= checkpoint_ < base_ + 64; every sn in
   // [base_, checkpoint_) has its bit set and checkpoint_'s bit is clear;

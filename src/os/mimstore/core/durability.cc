@@ -32,7 +32,7 @@ void Durability::release_after_sync(const std::vector<sn_t>& sns)
   unsynced.insert(unsynced.end(), sns.begin(), sns.end());
 }
 
-void Durability::reset_checkpoint(sn_t first)
+void Durability::reset_checkpoint(sn_t first, uint64_t max_live_sns)
 {
   // A mount starts from nothing held: what a previous mount of this object
   // still held (a window it left in the journal) is replayed and held anew.
@@ -41,7 +41,7 @@ void Durability::reset_checkpoint(sn_t first)
     holds = SnCounts();
     unsynced.clear();
   }
-  tracker.reset(first);
+  tracker.reset(first, CheckpointTracker::window_for_journal(max_live_sns));
 }
 
 size_t Durability::sns_held() const

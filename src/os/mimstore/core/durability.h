@@ -103,9 +103,11 @@ class Durability {
   void release_after_sync(sn_t sn);
   void release_after_sync(const std::vector<sn_t>& sns);
   /// Mount: every sn below `first` is durable and nothing is held (what
-  /// an earlier mount held is forgotten). REQUIRES: the sync thread is
-  /// not running.
-  void reset_checkpoint(sn_t first);
+  /// an earlier mount held is forgotten); the journal holds at most
+  /// `max_live_sns` entries at once (journal_max_live_sns()), which bounds
+  /// how far ahead of the checkpoint an sn can be. REQUIRES: the sync
+  /// thread is not running.
+  void reset_checkpoint(sn_t first, uint64_t max_live_sns);
   /// The smallest sn not yet durable.
   sn_t checkpoint() const { return tracker.checkpoint(); }
   /// sns recorded durable above the checkpoint (waiting for a gap).

@@ -131,6 +131,9 @@ struct JournalGeometry {
     : JournalGeometry(h.journal_size, h.block_size) {}
 
   uint64_t area_len() const { return area_end - area_start; }
+  /// The most entries the area holds at once (each takes at least its
+  /// header): a bound on the sns live in the journal.
+  uint64_t max_live_sns() const { return area_len() / ENTRY_HEADER_SIZE + 1; }
   /// area_end is the same position as area_start (implicit wrap).
   uint64_t normalize(uint64_t off) const {
     return off == area_end ? area_start : off;

@@ -105,13 +105,17 @@ bool all_zero(const char* p, size_t n)
   return true;
 }
 
-/// Look at every block-aligned offset of the area, one lap starting after
-/// `from`, for crc-valid entries of this generation. One whose
-/// committed_up_to covers `expected` is evidence that acknowledged data
-/// cannot be replayed (returns 1 and fills out for the first). One with
-/// sn >= expected was in flight at a crash and landed beyond the end
-/// (out->in_flight_offs): a writer that keeps this generation erases it
-/// first. Returns 1 if evidence was found, 0 if not, <0 on error.
+/// Look at every block-aligned offset beyond the live range, from `from`
+/// up to the tail (h.start_off), for crc-valid entries of this generation.
+/// One whose committed_up_to covers `expected` is evidence that
+/// acknowledged data cannot be replayed (returns 1 and fills out for the
+/// first). One with sn >= expected was in flight at a crash and landed
+/// beyond the end (out->in_flight_offs): a writer that keeps this
+/// generation erases it first. The live range [tail, from) is not looked
+/// at: every block of it was written in this lap by the replayed entries,
+/// so nothing there is evidence, and a block that looks like an entry
+/// there (inside a payload) must never be erased. Returns 1 if evidence
+/// was found, 0 if not, <0 on error.
 int search_beyond_end(const JournalHeader& h, const JournalGeometry& g,
                       AreaReader& rd, uint64_t from, sn_t expected,
                       ScanResult* out)
@@ -119,7 +123,12 @@ int search_beyond_end(const JournalHeader& h, const JournalGeometry& g,
   const uint64_t bs = g.block_size;
   int found = 0;
   uint64_t q = g.normalize(align_up(from, bs));
-  for (uint64_t i = 0; i < g.area_len() / bs; ++i, q = g.normalize(q + bs)) {
+  const uint64_t n = g.area_len() / bs;
+  // from == tail: nothing live, the whole lap is beyond the end.
+  const uint64_t blocks =
+    q == h.start_off ? n
+                     : (h.start_off + g.area_len() - q) % g.area_len() / bs;
+  for (uint64_t i = 0; i < blocks; ++i, q = g.normalize(q + bs)) {
     const char* hp;
     int r = rd.get(q, ENTRY_HEADER_SIZE, &hp, &out->detail);
     if (r < 0) {
@@ -247,10 +256,12 @@ std::optional<Stop> check_entry(const JournalHeader& h,
 
 /// Fills in where and why the walk stopped at offset p, and whether that
 /// is short of entries already acknowledged (the header's committed_up_to,
-/// or with opts.check_acked a later entry's).
+/// or with opts.check_acked a later entry's). The search for those starts
+/// at search_from (p, or past a WRAP block the journal ends at).
 int finish_scan(const JournalHeader& h, const JournalGeometry& g,
-                AreaReader& rd, uint64_t p, sn_t expected, const Stop& stop,
-                const ScanOptions& opts, ScanResult* out)
+                AreaReader& rd, uint64_t p, uint64_t search_from,
+                sn_t expected, const Stop& stop, const ScanOptions& opts,
+                ScanResult* out)
 {
   out->stop = out->end = stop.end;
   out->end_off = g.normalize(p);
@@ -266,7 +277,7 @@ int finish_scan(const JournalHeader& h, const JournalGeometry& g,
     out->corrupt_acked_sn = 0;
     out->acked_up_to = h.committed_up_to;
   } else if (opts.check_acked) {
-    int r = search_beyond_end(h, g, rd, p, expected, out);
+    int r = search_beyond_end(h, g, rd, search_from, expected, out);
     if (r < 0) {
       return r;
     }
@@ -310,6 +321,8 @@ int scan_journal(const JournalHeader& h, const ReadFn& read_fn,
   uint64_t p = h.start_off;
   sn_t expected = h.start_sn;
   uint64_t consumed = 0;  // area bytes walked, wrap waste included
+  // The WRAP entry followed last, while no entry after it was taken.
+  std::optional<uint64_t> wrap_off;
   std::optional<Stop> stop;
   while (!stop) {
     if (p == g.area_end) {
@@ -360,6 +373,7 @@ int scan_journal(const JournalHeader& h, const ReadFn& read_fn,
     }
     uint64_t total = ENTRY_HEADER_SIZE + uint64_t(eh.payload_len) + eh.pad_len;
     if (eh.type == ENTRY_WRAP) {
+      wrap_off = p;
       consumed += g.area_end - p;
       p = g.area_start;
       ++out->wraps;
@@ -379,8 +393,24 @@ int scan_journal(const JournalHeader& h, const ReadFn& read_fn,
     ++expected;
     p += total;
     consumed += total;
+    wrap_off.reset();
   }
-  return finish_scan(h, g, rd, p, expected, *stop, opts, out);
+  uint64_t search_from = p;
+  if (wrap_off) {
+    // The WRAP block and its batch are two writes (docs/journal-format.md,
+    // "Edge cases"): a WRAP whose batch did not land is the end of the
+    // journal. The next writer starts at the WRAP block and overwrites it;
+    // ending at the area start instead would leave the WRAP behind, where
+    // a writer keeping this generation would have to erase it, and with it
+    // the way from the replayed window to the batches after it.
+    stop->why += " (after the wrap entry at offset " +
+                 std::to_string(*wrap_off) +
+                 ", whose batch did not land: the journal ends there)";
+    p = *wrap_off;
+    search_from = p + bs;
+    --out->wraps;
+  }
+  return finish_scan(h, g, rd, p, search_from, expected, *stop, opts, out);
 }
 
 ReadFn read_fn_for(IoEnv* env, int fd)
