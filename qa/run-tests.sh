@@ -122,7 +122,7 @@ lock_annotations() {
   "$REPO/qa/lock-annotations.sh"
 }
 py_tests() {
-  (cd "$REPO/qa" && $PY -m unittest -q test_hddmodel test_analyze test_sampler test_sweep_report test_report test_fsworkload test_rbdfs test_osdmem test_sums_check test_bench_plan test_host_reclaim test_machine test_options test_osdwait test_structure test_buildstamp test_sweep_estimate)
+  (cd "$REPO/qa" && $PY -m unittest -q test_hddmodel test_analyze test_sampler test_sweep_report test_report test_fsworkload test_rbdfs test_osdmem test_sums_check test_bench_plan test_host_reclaim test_machine test_options test_osdwait test_structure test_buildstamp test_sweep_estimate test_without_fix)
 }
 
 # A fresh Debian 12 machine: install what the Ceph-free tier needs.
@@ -133,6 +133,8 @@ run_step "core concurrency tests under ThreadSanitizer" core_tsan
 run_step "lock annotations (clang -Wthread-safety over core/)" lock_annotations
 run_step "HDD emulator tests (model, FUSE + loop + XFS, power cut)" diskemu_tests
 run_step "harness python tests" py_tests
+run_step "without-fix cases: every edit still applies, each replace exactly once" \
+  "$REPO/qa/crash/without-fix-all.sh" --check-edits
 CEPH_FREE_FAILED=$FAILED
 
 # ---------------------------------------------------------------------------

@@ -124,10 +124,44 @@ void read_options(const ConfigProxy& conf, MIMConfig* c, WideOptions* w)
     conf.get_val<bool>("mimstore_debug_verify_journal_data");
 }
 
+/// Whether RocksDB option string `opts` ("k=v" items split by ',', ';' or
+/// newlines, as RocksDBStore parses them) turns the WAL off.
+bool disables_wal(const std::string& opts)
+{
+  size_t i = 0;
+  while (i <= opts.size()) {
+    size_t j = opts.find_first_of(",;\n", i);
+    if (j == std::string::npos) {
+      j = opts.size();
+    }
+    std::string item = opts.substr(i, j - i);
+    size_t eq = item.find('=');
+    auto trim = [](std::string s) {
+      const char* ws = " \t\r";
+      s.erase(0, s.find_first_not_of(ws));
+      s.erase(s.find_last_not_of(ws) + 1);
+      return s;
+    };
+    if (eq != std::string::npos && trim(item.substr(0, eq)) == "disableWAL") {
+      std::string v = trim(item.substr(eq + 1));
+      if (v != "false" && v != "0") {
+        return true;  // anything else RocksDBStore reads as on, or refuses
+      }
+    }
+    i = j + 1;
+  }
+  return false;
+}
+
 /// The number of bad options, each described on a line of `err`.
 int validate(const MIMConfig& c, const WideOptions& w, std::ostream& err)
 {
   Checker ck{err};
+  if (disables_wal(c.rocksdb_options)) {
+    ck.fail("mimstore_rocksdb_options", c.rocksdb_options,
+            "disableWAL makes RocksDB's synced writes (omap, xattrs, the "
+            "store's replay records) not durable: remove it");
+  }
   ck.range("mimstore_htmll_slots", w.slots, 1, 1u << 24);
   ck.range("mimstore_htmll_blocks", w.blocks, 1, 1u << 16);
   // 0 keeps the geometry fixed; otherwise at least the initial size.

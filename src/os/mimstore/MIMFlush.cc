@@ -64,6 +64,22 @@ void give_back_free_memory()
 // ---------------------------------------------------------------------------
 // flush thread
 
+void MIMStore::_write_back_failed(const char* what, const string& cname,
+                                  const string& fname, int r)
+{
+  // Before the sns of the taken bytes are released: the data is still in
+  // the journal, so stopping here loses nothing; carrying on in an unknown
+  // state could.
+  derr << what << " failed: write back of " << fname << " in " << cname
+       << ": " << cpp_strerror(r) << "; stopping. "
+       << "Every merged write is still in the journal: fix the cause "
+       << "(ENOSPC: free space under osd data; EIO: check the data "
+       << "disk, and the journal device the merged bytes are read "
+       << "from), then restart the OSD, whose mount replays them" << dendl;
+  _debug_point("write_back:failed");
+  ceph_abort_msg("mimstore: writeback to the data filesystem failed");
+}
+
 int MIMStore::_write_back_object(const string& cname, const string& fname,
                                  mim::ObjectState& st, WritebackOf of,
                                  std::string* buf)
@@ -312,16 +328,7 @@ void MIMStore::_flush_frozen(const mim::FlushOrder& gen)
       int r = _write_back_object(*item.cname, *item.fname, st,
                                  WritebackOf::FROZEN, &flush_buf);
       if (r < 0) {
-        // The data is still in the journal; stopping here loses nothing,
-        // carrying on in an unknown state could.
-        derr << "flush failed: write back of " << *item.fname << " in "
-             << *item.cname << ": " << cpp_strerror(r) << "; stopping. "
-             << "Every merged write is still in the journal: fix the cause "
-             << "(ENOSPC: free space under osd data; EIO: check the data "
-             << "disk, and the journal device the merged bytes are read "
-             << "from), then restart the OSD, whose mount replays them"
-             << dendl;
-        ceph_abort_msg("mimstore: writeback to the data filesystem failed");
+        _write_back_failed("flush", *item.cname, *item.fname, r);
       }
       durability.release_after_sync(st.sns);
       written_back->written_back(end_sn, *item.cname, *item.fname);

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -602,6 +603,16 @@ int MIMStore::mount()
   r = _open_io();
   if (r < 0) {
     goto fail;
+  }
+  {
+    struct utsname u;
+    if (uname(&u) == 0 && !mim::syncfs_reports_errors(u.release)) {
+      derr << "warning: Linux " << u.release << " does not report write-back "
+           << "errors through syncfs (Linux 5.8 and later do): a data file "
+           << "whose write back fails there is taken for durable and the "
+           << "journal trimmed past it. Run the OSD on Linux 5.8 or later"
+           << dendl;
+    }
   }
   _create_logger();
   files = std::make_unique<ObjectFiles>(cct, io, path, conf.fd_cache_size);

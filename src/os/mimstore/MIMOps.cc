@@ -289,15 +289,22 @@ int MIMStore::_take_cached(const coll_t& cid, const string& fname,
     return 0;
   }
   logger->inc(l_mimstore_take_object);
-  int r = 0;
   if (what == Taken::WRITE_BACK) {
     std::string buf;  // rare: an op on an object with cached bytes
-    r = _write_back_object(cname, fname, st, WritebackOf::TAKEN, &buf);
+    int r = _write_back_object(cname, fname, st, WritebackOf::TAKEN, &buf);
+    if (r < 0) {
+      // The bytes are out of the cache and not in the file: released, the
+      // next sync would checkpoint past them while this op fails (and the
+      // store dies), or goes on where the op tolerates the error (ENODATA,
+      // ENOENT). Unreleased, the journal still holds them.
+      _write_back_failed("a write back before an op on the object", cname,
+                         fname, r);
+    }
   }
-  // Whatever happened to the bytes, their sns are durable after the next
-  // sync: written, or superseded by this op (which that sync covers).
+  // Their sns are durable after the next sync: written, or superseded by
+  // this op (which that sync covers).
   durability.release_after_sync(st.sns);
-  return r;
+  return 0;
 }
 
 int MIMStore::_take_cached_collection(const coll_t& cid)

@@ -417,6 +417,12 @@ class MIMStore : public ObjectStore {
   int _write_back_object(const std::string& cname, const std::string& fname,
                          mim::ObjectState& st, WritebackOf of,
                          std::string* buf);
+  /// A write back of taken bytes failed (`what`: the flush, or an op's
+  /// take): says what to mend and stops the store, before their sns are
+  /// released, so the journal keeps them for the next mount.
+  [[noreturn]] void _write_back_failed(const char* what,
+                                       const std::string& cname,
+                                       const std::string& fname, int r);
   /// Join a run's pieces across its gaps into *buf. REQUIRES: the object's
   /// stripe lock. Returns 1 with the whole run in *buf, 0 when a gap's
   /// bytes are not in memory, or -errno.
@@ -581,7 +587,8 @@ class MIMStore : public ObjectStore {
   enum class Taken { WRITE_BACK, DISCARD };
   /// Take the object's cached extents (both generations) out of the cache
   /// and write them to its file, so a non-write op sees them, or drop them
-  /// (the op replaces them: remove). REQUIRES: the object's stripe lock.
+  /// (the op replaces them: remove). A failed write back stops the store
+  /// (_write_back_failed). REQUIRES: the object's stripe lock.
   int _take_cached(const coll_t& cid, const std::string& fname, Taken what);
   int _take_cached_collection(const coll_t& cid);
   /// 0 if collection `cid` holds `oid`, else -ENOENT.

@@ -264,11 +264,13 @@ int ObjectFiles::list_objects(const coll_t& c, std::set<ghobject_t>* out,
 
 // ---- fd cache ----
 
-int ObjectFiles::lookup_cached(const std::string& path, ObjectFDRef* out)
+int ObjectFiles::lookup_cached(const std::string& path, ObjectFDRef* out,
+                               uint64_t* epoch)
 {
   mim::MutexLock l(fd_lock);
   auto p = cache.find(path);
   if (p == cache.end()) {
+    *epoch = forget_epoch;
     return -ENOENT;
   }
   lru.splice(lru.begin(), lru, p->second.lru_pos);
@@ -276,9 +278,13 @@ int ObjectFiles::lookup_cached(const std::string& path, ObjectFDRef* out)
   return 0;
 }
 
-void ObjectFiles::insert_cached(const std::string& path, const ObjectFDRef& f)
+void ObjectFiles::insert_cached(const std::string& path, const ObjectFDRef& f,
+                                uint64_t epoch)
 {
   mim::MutexLock l(fd_lock);
+  if (forget_epoch != epoch) {
+    return;
+  }
   auto p = cache.find(path);
   if (p != cache.end()) {
     lru.splice(lru.begin(), lru, p->second.lru_pos);
@@ -296,6 +302,7 @@ void ObjectFiles::insert_cached(const std::string& path, const ObjectFDRef& f)
 void ObjectFiles::forget(const std::string& path)
 {
   mim::MutexLock l(fd_lock);
+  ++forget_epoch;
   auto p = cache.find(path);
   if (p != cache.end()) {
     lru.erase(p->second.lru_pos);
@@ -309,7 +316,8 @@ int ObjectFiles::open_path(const std::string& path, bool create,
                            const std::string* long_name, ObjectFDRef* out,
                            const SequencerPosition* born)
 {
-  if (lookup_cached(path, out) == 0) {
+  uint64_t epoch = 0;
+  if (lookup_cached(path, out, &epoch) == 0) {
     return 0;
   }
   int fd = -1;
@@ -350,7 +358,7 @@ int ObjectFiles::open_path(const std::string& path, bool create,
     }
   }
   *out = std::make_shared<ObjectFD>(io, fd, path);
-  insert_cached(path, *out);
+  insert_cached(path, *out, epoch);
   return 0;
 }
 
@@ -384,7 +392,8 @@ int ObjectFiles::physical_offset(const std::string& cname,
 {
   const std::string path = object_path(cname, fname);
   ObjectFDRef f;
-  if (lookup_cached(path, &f) == 0) {
+  uint64_t epoch;
+  if (lookup_cached(path, &f, &epoch) == 0) {
     return io->physical_offset(f->fd, off, phys);
   }
   int fd;
@@ -406,8 +415,11 @@ int ObjectFiles::open_by_name(const std::string& cname,
 int ObjectFiles::remove_object(const coll_t& c, const ghobject_t& oid)
 {
   std::string path = object_path(c.to_str(), object_file_name(oid));
+  int r = io->unlink(path);
+  // After the unlink: an open that raced it cannot cache the unlinked
+  // inode (insert_cached), and none after it finds one.
   forget(path);
-  return io->unlink(path);
+  return r;
 }
 
 int ObjectFiles::move_object(const coll_t& oc, const coll_t& nc,
@@ -417,9 +429,12 @@ int ObjectFiles::move_object(const coll_t& oc, const coll_t& nc,
   std::string fname = object_file_name(oid);
   std::string from = object_path(oc.to_str(), fname);
   std::string to = object_path(nc.to_str(), fname);
+  int r = io->rename(from, to);
+  // After the rename, as in remove_object(): an open of `from` that raced
+  // the rename must not leave `from` mapped to the inode now at `to`.
   forget(from);
   forget(to);
-  return io->rename(from, to);
+  return r;
 }
 
 int ObjectFiles::link_object(const coll_t& oc, const ghobject_t& ooid,
@@ -458,8 +473,9 @@ int ObjectFiles::unlink_name(const coll_t& c, const ghobject_t& oid)
       io->fremovexattr(f->fd, long_name_xattr(fname));
     }
   }
-  forget(path);
-  return io->unlink(path);
+  int r = io->unlink(path);
+  forget(path);  // after, as in remove_object()
+  return r;
 }
 
 int ObjectFiles::write(const ObjectFDRef& f, uint64_t off,

@@ -204,8 +204,17 @@ class ObjectFiles {
 
 
  private:
-  int lookup_cached(const std::string& path, ObjectFDRef* out);
-  void insert_cached(const std::string& path, const ObjectFDRef& f);
+  /// -ENOENT on a miss, with *epoch the forget epoch to hand to
+  /// insert_cached() after opening the file.
+  int lookup_cached(const std::string& path, ObjectFDRef* out,
+                    uint64_t* epoch);
+  /// Cache f, unless a forget() ran since `epoch` was read: the file
+  /// opened may then be one that was renamed or unlinked away from path
+  /// after the open (a split's move, a remove), and caching it would map
+  /// path to that inode, so a later create of path would find it and make
+  /// no file.
+  void insert_cached(const std::string& path, const ObjectFDRef& f,
+                     uint64_t epoch);
   int open_path(const std::string& path, bool create,
                 const std::string* long_name, ObjectFDRef* out,
                 const SequencerPosition* born = nullptr);
@@ -228,6 +237,9 @@ class ObjectFiles {
     std::list<std::string>::iterator lru_pos;
   };
   std::unordered_map<std::string, Cached> cache MIM_GUARDED_BY(fd_lock);
+  /// forget() calls so far (any path: a forget is rare, a skipped insert
+  /// only costs an open).
+  uint64_t forget_epoch MIM_GUARDED_BY(fd_lock) = 0;
 };
 
 }  // namespace mimstore

@@ -2073,6 +2073,10 @@ TEST(MIMStoreBadConfig, EachBadOptionIsRefused)
     {"mimstore_backoff_high", "0.5"},
     {"mimstore_backoff_max_delay", "-1"},
     {"mimstore_flush_writeback_window", "4096"},
+    // (issue 61 item 5) RocksDB without its WAL: synced DB writes are not
+    // durable, so omap, xattrs and the store's records could be lost
+    {"mimstore_rocksdb_options", "disableWAL=true"},
+    {"mimstore_rocksdb_options", "write_buffer_size=16777216; disableWAL = 1"},
   };
   for (auto& [k, v] : bad) {
     SCOPED_TRACE(k + " = " + v);
@@ -2093,6 +2097,8 @@ TEST(MIMStoreBadConfig, BadValueAtMountIsRefused)
   c.set("mimstore_htmll_blocks", "0");
   EXPECT_EQ(-EINVAL, s->mount());
   c.set("mimstore_htmll_blocks", "16");
+  // An option string that keeps the WAL, or says so, mounts.
+  c.set("mimstore_rocksdb_options", "disableWAL=false,write_buffer_size=16777216");
   ASSERT_EQ(0, s->mount());
   ASSERT_EQ(0, s->umount());
 }

@@ -43,6 +43,7 @@
 #include "ObjectFiles.h"
 #include "ObjectName.h"
 #include "WrittenBack.h"
+#include "core/fault_io_env.h"
 #include "core/io_env.h"
 #include "mimstore_test_util.h"
 
@@ -1118,6 +1119,87 @@ TEST_F(MIMStoreObjectFiles, MoveObject)
   EXPECT_EQ(pattern(60, 'l').to_str(), read_all(lf));
   // nothing to move
   EXPECT_EQ(-ENOENT, files->move_object(CID, CID2, make_obj("none")));
+}
+
+namespace {
+
+/// Runs `hook` once, right after the open of `path` returned: the
+/// interleaving of an open with an op of another thread, made exact.
+class OpenHookEnv : public mim::FaultIoEnv {
+ public:
+  explicit OpenHookEnv(mim::IoEnv* base) : FaultIoEnv(base) {}
+  int open(const std::string& p, int flags, mode_t mode, int* fd) override
+  {
+    int r = FaultIoEnv::open(p, flags, mode, fd);
+    if (r == 0 && p == path && hook) {
+      auto h = std::move(hook);
+      hook = nullptr;
+      h();
+    }
+    return r;
+  }
+  std::string path;
+  std::function<void()> hook;
+};
+
+}  // namespace
+
+// Issue 61 item 3: an open of S/O (a reader's, not under the object's
+// stripe lock) that raced a split's move of O to D cached its fd after
+// the move's forget, mapping S/O to the inode now at D/O. A later create of
+// S/O (after a split back, or a new object of that name) got that fd and
+// made no file: its writes went to D/O, and S/O's data was gone after an
+// eviction or a remount. The same for an open racing a remove. Now a
+// forget after the rename (or unlink) and an insert that yields to any
+// forget since its lookup keep the stale fd out of the cache.
+TEST_F(MIMStoreObjectFiles, OpenRacingAMoveOrRemoveCachesNoStaleFd)
+{
+  for (bool remove : {false, true}) {
+    SCOPED_TRACE(remove ? "remove" : "move");
+    OpenHookEnv env(io.get());
+    ObjectFiles f2(g_ceph_context, &env, dir.data, 16);
+    ASSERT_EQ(0, f2.open());
+    const coll_t S = remove ? CID_SHARD : CID, D = CID2;
+    if (!remove) {
+      ASSERT_EQ(0, f2.create_collection(S, 0));
+      ASSERT_EQ(0, f2.create_collection(D, 0));
+    } else {
+      ASSERT_EQ(0, f2.create_collection(S, 0));
+    }
+    const ghobject_t o = make_obj(remove ? "rm-race" : "mv-race");
+    {
+      ObjectFDRef w;
+      ASSERT_EQ(0, f2.open_object(S, o, OpenMode::CREATE, &w));
+      ASSERT_EQ(0, f2.write(w, 0, pattern(40, 'a')));
+    }
+    f2.forget(path_of(S, o));  // the reader's open below misses the cache
+    env.path = path_of(S, o);
+    env.hook = [&] {
+      if (remove) {
+        ASSERT_EQ(0, f2.remove_object(S, o));
+      } else {
+        ASSERT_EQ(0, f2.move_object(S, D, o));
+      }
+    };
+    ObjectFDRef reader;
+    ASSERT_EQ(0, f2.open_object(S, o, OpenMode::EXISTING, &reader));
+    ASSERT_FALSE(env.hook) << "the hook did not run";
+    reader.reset();
+    // A new object of the same name: a new file, its own data.
+    ObjectFDRef n;
+    ASSERT_EQ(0, f2.open_object(S, o, OpenMode::CREATE, &n));
+    ASSERT_EQ(0, f2.write(n, 0, pattern(30, 'b')));
+    n.reset();
+    struct stat st;
+    ASSERT_EQ(0, io->stat(path_of(S, o), &st)) << "no file made at S/O";
+    EXPECT_EQ(30, st.st_size);
+    if (!remove) {
+      ObjectFDRef m;
+      ASSERT_EQ(0, f2.open_object(D, o, OpenMode::EXISTING, &m));
+      EXPECT_EQ(pattern(40, 'a').to_str(), read_all(m))
+        << "the moved object was written through S/O's stale fd";
+    }
+  }
 }
 
 TEST_F(MIMStoreObjectFiles, LinkAndUnlinkName)

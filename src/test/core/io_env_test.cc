@@ -565,3 +565,17 @@ TEST_F(IoEnvTest, JournalScanThroughDirectFd)
   EXPECT_TRUE(log.empty()) << log[0];
   env->close(fd);
 }
+
+// syncfs reports write-back errors from Linux 5.8 on (issue 61 item 5):
+// the store warns at mount on an older kernel.
+TEST(SyncfsErrors, ByKernelRelease)
+{
+  EXPECT_TRUE(mim::syncfs_reports_errors("6.1.0-18-amd64"));
+  EXPECT_TRUE(mim::syncfs_reports_errors("5.8.0"));
+  EXPECT_TRUE(mim::syncfs_reports_errors("5.10.0-28-amd64"));
+  EXPECT_TRUE(mim::syncfs_reports_errors("6.18.44-fc-v857"));
+  EXPECT_FALSE(mim::syncfs_reports_errors("5.7.19"));
+  EXPECT_FALSE(mim::syncfs_reports_errors("4.18.0-553.el8.x86_64"));
+  EXPECT_FALSE(mim::syncfs_reports_errors("3.10.0"));
+  EXPECT_TRUE(mim::syncfs_reports_errors("garbage"));
+}

@@ -78,7 +78,8 @@
  *   ops    := op ("|" op)*
  *   op     := "read" | "write" | "aio" | "sync" | "fsync" | "trunc" | "open"
  *           | "meta" | "xattr" | "clone" | "submit" | "any"
- *   err    := "eio" | "enospc" | "edquot" | "erofs" | "efbig" | decimal errno
+ *   err    := "eio" | "enospc" | "edquot" | "erofs" | "efbig" | "enoent"
+ *           | "enodata" | decimal errno
  *
  * e.g. "crash_at=1234,seed=7,mode=tear", "fail=write:journal:eio@5",
  * "fail=sync::eio@3+" (every sync from the 3rd on), "crash_at=99,meta=xfs".

@@ -94,7 +94,8 @@ int parse_errno(const std::string& s, int* err)
 {
   static const std::pair<const char*, int> names[] = {
     {"eio", EIO}, {"enospc", ENOSPC}, {"edquot", EDQUOT},
-    {"erofs", EROFS}, {"efbig", EFBIG},
+    {"erofs", EROFS}, {"efbig", EFBIG}, {"enoent", ENOENT},
+    {"enodata", ENODATA},
   };
   for (const auto& [n, e] : names) {
     if (s == n) {

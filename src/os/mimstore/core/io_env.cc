@@ -782,4 +782,13 @@ std::unique_ptr<IoEnv> make_posix_io_env()
   return std::make_unique<PosixIoEnv>();
 }
 
+bool syncfs_reports_errors(const std::string& kernel_release)
+{
+  unsigned major = 0, minor = 0;
+  if (sscanf(kernel_release.c_str(), "%u.%u", &major, &minor) != 2) {
+    return true;
+  }
+  return major > 5 || (major == 5 && minor >= 8);
+}
+
 }  // namespace mim

@@ -159,6 +159,12 @@ class IoEnv {
 /// The real thing: POSIX calls, libaio for aio_*.
 std::unique_ptr<IoEnv> make_posix_io_env();
 
+/// Whether syncfs(2) on a kernel of this release (uname -r: "6.1.0-18-amd64")
+/// reports the write-back errors of the files it syncs: from Linux 5.8 on.
+/// Before, a data file's failed write back went unreported, and the store
+/// would checkpoint past it. A release that does not parse counts as new.
+bool syncfs_reports_errors(const std::string& kernel_release);
+
 /// Text for a -errno value, e.g. "Input/output error (-5)".
 std::string io_error_string(int err);
 
