@@ -103,6 +103,7 @@ void read_options(const ConfigProxy& conf, MIMConfig* c, WideOptions* w)
     conf.get_val<double>("mimstore_generation_journal_share");
   c->journal_ignore_corruption =
     conf.get_val<bool>("mimstore_journal_ignore_corruption");
+  c->journal_lost = conf.get_val<bool>("mimstore_journal_lost");
 
   c->wbthrottle_ios = conf.get_val<uint64_t>("mimstore_wbthrottle_ios");
   c->wbthrottle_bytes = conf.get_val<Option::size_t>("mimstore_wbthrottle_bytes");

@@ -51,6 +51,7 @@ struct MIMConfig {
   bool backoff_pace = false;      ///< JournalPacer while a generation is written back
   double generation_journal_share = 0; ///< of the journal below backoff_high, one generation's
   bool journal_ignore_corruption = false;
+  bool journal_lost = false;  ///< mkjournal may replace a non-empty journal
 
   // apply, sync, backend
   uint64_t wbthrottle_ios = 0;

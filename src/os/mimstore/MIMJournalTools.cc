@@ -2,9 +2,12 @@
 // vim: ts=8 sw=2 smarttab
 /*
  * The journal tools of ceph-osd: --mkjournal (a new journal, only where
- * none can hold acknowledged transactions), --flush-journal (mount, which
- * replays, then a umount that writes everything back) and --dump-journal.
- * They open the store offline, as mount's first steps do (MIMMount.cc).
+ * none can hold acknowledged transactions: not over a journal it cannot
+ * read, nor where a missing one was not left empty), --flush-journal
+ * (mount, which replays, then flush_journal() on the mounted store and a
+ * umount that writes everything back; patch 0012 makes ceph-osd call it)
+ * and --dump-journal. mkjournal and dump_journal open the store offline,
+ * as mount's first steps do (MIMMount.cc).
  */
 #include "MIMStore.h"
 
@@ -97,6 +100,30 @@ int MIMStore::mkjournal()
       }
     }
     if (r < 0) {
+      // No journal to read: the data directory says whether the last one
+      // was left empty (a clean stop, mkfs, mkjournal) or may have held
+      // transactions not in the object files (a stop that kept the merge
+      // window, a crash, a mount under way): those are lost with it.
+      std::string empty;
+      if (read_meta(JOURNAL_EMPTY_META, &empty) < 0 || empty != "yes") {
+        if (!conf.journal_lost) {
+          derr << "mkjournal: no journal of this store at " << journal_path
+               << " (" << err.str() << "), and " << path << "/"
+               << JOURNAL_EMPTY_META << " says the last one was not left "
+               << "empty: it held transactions that are not in the object "
+               << "files (the merge window a stop keeps, or the last writes "
+               << "before a crash), and a new journal would lose them. If "
+               << "the old journal is still there, point osd_journal at it "
+               << "and run ceph-osd --flush-journal first. If it is gone "
+               << "for good, run ceph-osd --mkjournal with "
+               << "--mimstore-journal-lost=true to accept the loss; the "
+               << "OSD's PGs must then recover from their peers" << dendl;
+          r = -EBUSY;
+          goto out;
+        }
+        derr << "mkjournal: the last journal was not left empty; its "
+             << "transactions are lost (mimstore_journal_lost)" << dendl;
+      }
       dout(0) << "mkjournal: no journal of this store to keep at "
               << journal_path << " (" << err.str() << "): making a new one"
               << dendl;
@@ -133,6 +160,9 @@ int MIMStore::mkjournal()
     } else {
       derr << err.str() << dendl;
     }
+    if (r == 0) {
+      r = _record_journal_empty(true);
+    }
   }
  out:
   _close_all(JournalEnd::AS_IS);
@@ -141,16 +171,35 @@ int MIMStore::mkjournal()
 
 int MIMStore::flush_journal()
 {
-  // Mount replays and checkpoints everything; a clean umount leaves the
-  // journal empty.
+  if (mounted) {
+    // A running OSD: its clean shutdown (osd_journal_flush_on_shutdown),
+    // `ceph daemon osd.N flush_journal`, or ceph-osd --flush-journal
+    // between its mount and umount (patch 0012). Everything applied so far
+    // goes to the object files now, and the umount that follows writes
+    // back the rest and leaves the journal empty, instead of keeping the
+    // merge window in it.
+    umount_writes_back = true;
+    sequencer.wait_applied_all();
+    int r = _write_back_all();
+    if (r < 0) {
+      derr << "flush_journal: writing the merge window back failed: "
+           << cpp_strerror(r) << dendl;
+      return r;
+    }
+    durability.wait_for_next_sync();
+    dout(1) << "flush_journal: written back; checkpoint "
+            << durability.checkpoint() << ", next sn "
+            << sequencer.next_sn() << dendl;
+    return 0;
+  }
+  // Offline: mount replays and checkpoints everything; a umount that
+  // writes back leaves the journal empty.
   int r = mount();
   if (r < 0) {
     return r;
   }
   umount_writes_back = true;
-  r = umount();
-  umount_writes_back = false;
-  return r;
+  return umount();
 }
 
 int MIMStore::dump_journal(std::ostream& out)

@@ -127,6 +127,17 @@ int MIMStore::_read_meta_u64(const string& key, uint64_t* v)
   return 0;
 }
 
+int MIMStore::_record_journal_empty(bool empty)
+{
+  // (write_meta: written, fsynced and renamed into place)
+  int r = write_meta(JOURNAL_EMPTY_META, empty ? "yes" : "no");
+  if (r < 0) {
+    derr << "cannot record in " << path << " whether the journal is empty: "
+         << cpp_strerror(r) << dendl;
+  }
+  return r;
+}
+
 int MIMStore::_fence_sn(sn_t sn)
 {
   if (sn <= sn_fence) {
@@ -419,6 +430,10 @@ int MIMStore::mkfs()
     if (r < 0) {
       goto out;
     }
+    r = _record_journal_empty(true);
+    if (r < 0) {
+      goto out;
+    }
   }
   r = write_meta("mimstore_format", stringify(FORMAT));
   if (r == 0) {
@@ -600,6 +615,12 @@ int MIMStore::mount()
   if (r < 0) {
     return r;
   }
+  // Before the journal takes a transaction: from here until a clean stop
+  // it may hold some that are not in the object files.
+  r = _record_journal_empty(false);
+  if (r < 0) {
+    goto fail;
+  }
   r = _open_io();
   if (r < 0) {
     goto fail;
@@ -676,7 +697,7 @@ int MIMStore::umount()
   // Merging on, the window stays in the journal for the next mount to
   // index again (docs/store.md "Replay"): the stop costs a sync, not the
   // write back of the window. flush_journal writes it back.
-  const bool keep = conf.merge && !umount_writes_back;
+  const bool keep = conf.merge && !umount_writes_back.exchange(false);
   int r = keep ? 0 : _write_back_all();
   _unregister_admin();
   // (the sync thread syncs once more as it stops: every direct part)
@@ -696,6 +717,9 @@ int MIMStore::umount()
   }
   write_meta("mimstore_next_sn", stringify(next_sn));
   int jr = _close_all(clean ? JournalEnd::CLEAN : JournalEnd::AS_IS);
+  if (clean && jr == 0) {
+    jr = _record_journal_empty(true);
+  }
   if (r == 0) {
     r = jr;
   }

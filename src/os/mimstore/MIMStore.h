@@ -332,6 +332,8 @@ class MIMStore : public ObjectStore {
   /// raise the fence in the meta file, durably, first. Returns the meta
   /// write's error.
   int _fence_sn(sn_t sn);
+  /// Record JOURNAL_EMPTY_META (durably).
+  int _record_journal_empty(bool empty);
   /// Refuses a mimstore_format newer than FORMAT (or not a number); sets
   /// births_complete.
   int _check_format();
@@ -630,9 +632,9 @@ class MIMStore : public ObjectStore {
   /// before the threads start.
   sn_t replay_froze_at = 0;
   /// umount writes the merge window back (flush_journal) instead of
-  /// leaving it in the journal. Set on the mount thread before umount; the
-  /// flush thread reads it under freeze_lock once umount has set flush_stop.
-  bool umount_writes_back = false;
+  /// leaving it in the journal. Set by flush_journal (any thread: the
+  /// OSD's shutdown, its admin socket), read and cleared by umount.
+  std::atomic<bool> umount_writes_back{false};
   /// mimstore_format >= 2: every object file got a birth mark at its
   /// create, so one without is a create the power cut left incomplete.
   bool births_complete = false;
@@ -735,6 +737,10 @@ class MIMStore : public ObjectStore {
   /// apply thread only.
   sn_t sn_fence = 0;
   static constexpr sn_t SN_FENCE_STEP = sn_t(1) << 24;
+  /// <osd data>/mimstore_journal_empty: "yes" once a stop (or mkfs,
+  /// mkjournal) left the journal empty, "no" from the start of a mount on.
+  /// mkjournal, finding no journal, replaces only an empty one.
+  static constexpr const char* JOURNAL_EMPTY_META = "mimstore_journal_empty";
   /// Bound on the cached bytes of both generations (the HTMLL's max_bytes):
   /// mimstore_cache_max_bytes, or with mimstore_merge_data_in_journal half
   /// the journal. Set at mount.
