@@ -202,6 +202,8 @@ if [ -z "$ceph_tier_reason" ]; then
       "$REPO/qa/crash/copyfrom-omap.sh" mimstore
     run_step "a PG without replicas whose read lease lapsed recovers (OSD patch 0010)" \
       "$REPO/qa/crash/laggy-pg.sh"
+    run_step "journal device replaced: --flush-journal, --dump-journal, --mkjournal, fio verify (vstart, merge on)" \
+      "$REPO/qa/crash/flush-journal.sh"
     run_step "fio objectstore engine: 4 KiB random writes into mimstore, no cluster" \
       "$REPO/qa/fio-objectstore.sh" mimstore --dir "$TESTDIR/fio" \
       --journal-dir "$TESTDIR/fio-journal" --runtime 5 --ramp 0

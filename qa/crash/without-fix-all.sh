@@ -68,6 +68,10 @@ CASES=(
   "notakeabort|MIMOps.cc|*TakeFault.CloneAfterATolerantWriteBackError*:*TakeFault.DirectWriteAfterATolerantWriteBackError*|s = s.replace('      _write_back_failed(\"a write back before an op on the object\", cname,\n                         fname, r);', '      durability.release_after_sync(st.sns);\n      return r;')"
   "nofdepoch|ObjectFiles.cc|*OpenRacingAMoveOrRemoveCachesNoStaleFd*|s = s.replace('  if (forget_epoch != epoch) {\n    return;\n  }\n', '')"
   "nowalcheck|MIMConfig.cc|MIMStoreBadConfig.EachBadOptionIsRefused|s = s.replace('  if (disables_wal(c.rocksdb_options)) {', '  if (false) {')"
+  # mkjournal replaced a missing journal that held the merge window;
+  # flush_journal() on a mounted store mounted it again
+  "nojournalempty|MIMJournalTools.cc|*MkjournalRefusesAMissingJournalThatWasNotEmpty*|s = s.replace('  if (conf.journal_lost) {\n    derr << \"mkjournal: the last', '  if (true) {\n    derr << \"mkjournal: the last')"
+  "nomountedflush|MIMJournalTools.cc|*FlushJournalOnAMountedStoreLeavesItEmpty*|s = s.replace('  if (mounted) {\n    // A running OSD', '  if (false) {\n    // A running OSD')"
   "nojournalwindow|core/durability.cc|Durability.SyncRecordsAnSnBeyondTheDefaultWindow|s = s.replace('tracker.reset(first, CheckpointTracker::window_for_journal(max_live_sns));', 'tracker.reset(first);')"
 )
 

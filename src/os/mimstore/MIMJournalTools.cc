@@ -45,6 +45,34 @@ int MIMStore::_open_offline(const char* tool)
   return r;
 }
 
+int MIMStore::_missing_journal_was_empty(const std::string& why)
+{
+  // No journal to read: the data directory says whether the last one was
+  // left empty (a clean stop, mkfs, mkjournal) or may have held
+  // transactions not in the object files (a stop that kept the merge
+  // window, a crash, a mount under way): those are lost with it.
+  std::string empty;
+  if (read_meta(JOURNAL_EMPTY_META, &empty) == 0 && empty == "yes") {
+    return 0;
+  }
+  if (conf.journal_lost) {
+    derr << "mkjournal: the last journal was not left empty; its "
+         << "transactions are lost (mimstore_journal_lost)" << dendl;
+    return 0;
+  }
+  derr << "mkjournal: no journal of this store at " << journal_path << " ("
+       << why << "), and " << path << "/" << JOURNAL_EMPTY_META
+       << " says the last one was not left empty: it held transactions "
+       << "that are not in the object files (the merge window a stop "
+       << "keeps, or the last writes before a crash), and a new journal "
+       << "would lose them. If the old journal is still there, point "
+       << "osd_journal at it and run ceph-osd --flush-journal first. If it "
+       << "is gone for good, run ceph-osd --mkjournal with "
+       << "--mimstore-journal-lost=true to accept the loss; the OSD's PGs "
+       << "must then recover from their peers" << dendl;
+  return -EBUSY;
+}
+
 int MIMStore::mkjournal()
 {
   int r = _open_offline("mkjournal");
@@ -100,29 +128,10 @@ int MIMStore::mkjournal()
       }
     }
     if (r < 0) {
-      // No journal to read: the data directory says whether the last one
-      // was left empty (a clean stop, mkfs, mkjournal) or may have held
-      // transactions not in the object files (a stop that kept the merge
-      // window, a crash, a mount under way): those are lost with it.
-      std::string empty;
-      if (read_meta(JOURNAL_EMPTY_META, &empty) < 0 || empty != "yes") {
-        if (!conf.journal_lost) {
-          derr << "mkjournal: no journal of this store at " << journal_path
-               << " (" << err.str() << "), and " << path << "/"
-               << JOURNAL_EMPTY_META << " says the last one was not left "
-               << "empty: it held transactions that are not in the object "
-               << "files (the merge window a stop keeps, or the last writes "
-               << "before a crash), and a new journal would lose them. If "
-               << "the old journal is still there, point osd_journal at it "
-               << "and run ceph-osd --flush-journal first. If it is gone "
-               << "for good, run ceph-osd --mkjournal with "
-               << "--mimstore-journal-lost=true to accept the loss; the "
-               << "OSD's PGs must then recover from their peers" << dendl;
-          r = -EBUSY;
-          goto out;
-        }
-        derr << "mkjournal: the last journal was not left empty; its "
-             << "transactions are lost (mimstore_journal_lost)" << dendl;
+      int er = _missing_journal_was_empty(err.str());
+      if (er < 0) {
+        r = er;
+        goto out;
       }
       dout(0) << "mkjournal: no journal of this store to keep at "
               << journal_path << " (" << err.str() << "): making a new one"

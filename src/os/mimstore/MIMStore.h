@@ -334,6 +334,10 @@ class MIMStore : public ObjectStore {
   int _fence_sn(sn_t sn);
   /// Record JOURNAL_EMPTY_META (durably).
   int _record_journal_empty(bool empty);
+  /// mkjournal finds no journal (`why`): 0 if the last one was left empty
+  /// or mimstore_journal_lost accepts its loss, else -EBUSY with the way
+  /// out in the log.
+  int _missing_journal_was_empty(const std::string& why);
   /// Refuses a mimstore_format newer than FORMAT (or not a number); sets
   /// births_complete.
   int _check_format();

@@ -1221,13 +1221,88 @@ TEST_F(MIMStoreJournalTools, MkjournalAfterCrashStartsAboveAppliedSns)
   ASSERT_EQ(0, writes_clone_then_die(d, 20));
   lose_journal(d);
   EXPECT_LT(s->mount(), 0);
+  // (the journal held the last writes: a new one only with the loss
+  // accepted, MkjournalRefusesAMissingJournalThatWasNotEmpty)
+  c.set("mimstore_journal_lost", "true");
   ASSERT_EQ(0, s->mkjournal());
+  c.set("mimstore_journal_lost", "false");
   ASSERT_EQ(0, s->mount());
   ASSERT_NO_FATAL_FAILURE(expect_new_key_lands(s.get()));
   ASSERT_EQ(0, s->umount());
   ASSERT_EQ(0, s->mount());
   ASSERT_NO_FATAL_FAILURE(expect_new_key_lands(s.get()));
   ASSERT_EQ(0, s->umount());
+}
+
+// Issue 61 item 6: a journal gone (here: its headers zeroed, as a new
+// device) after a stop that kept the merge window in it, or after a crash.
+// mkjournal made a new journal, and the window's writes were gone (on an
+// OSD: its own maps among them, so it aborted at start). The data
+// directory records whether the last journal was left empty; mkjournal
+// refuses one that was not, unless mimstore_journal_lost accepts the loss.
+TEST_F(MIMStoreJournalTools, MkjournalRefusesAMissingJournalThatWasNotEmpty)
+{
+  ASSERT_EQ(29, commit_then_die(d, 0, 30));  // a crash
+  ASSERT_EQ(0, s->mount());
+  ASSERT_NO_FATAL_FAILURE(expect_committed(s.get(), 29));
+  ASSERT_EQ(0, s->umount());  // merging on: keeps the window
+  int r;
+  std::string dump = dump_journal_of(s.get(), &r);
+  ASSERT_EQ(0, r) << dump;
+  ASSERT_FALSE(dumped_entries(dump).empty()) << "no window kept: " << dump;
+  lose_journal(d);
+  EXPECT_EQ(-EBUSY, s->mkjournal());
+  EXPECT_LT(s->mount(), 0) << "the lost journal is not made again";
+  c.set("mimstore_journal_lost", "true");
+  ASSERT_EQ(0, s->mkjournal());
+  c.set("mimstore_journal_lost", "false");
+  ASSERT_EQ(0, s->mount());
+  ASSERT_EQ(0, s->umount());
+}
+
+// Issue 61 item 7: flush_journal() on a mounted store (Ceph calls it at
+// every clean OSD shutdown, osd_journal_flush_on_shutdown, and for `ceph
+// daemon osd.N flush_journal`) called mount() again under the running
+// threads. Now it writes the window back; the store keeps serving, and
+// the umount that follows leaves the journal empty, so a lost journal
+// after it needs no mimstore_journal_lost. (ceph-osd --flush-journal runs
+// mount, flush_journal, umount: patch 0012, qa/crash/flush-journal.sh.)
+TEST_F(MIMStoreJournalTools, FlushJournalOnAMountedStoreLeavesItEmpty)
+{
+  ASSERT_EQ(49, commit_then_die(d, 0, 50));
+  ASSERT_EQ(0, s->mount());
+  {
+    // more cached writes while mounted
+    auto ch = s->open_collection(CID);
+    for (int i = 50; i < 60; ++i) {
+      Transaction t;
+      t.write(CID, obj("o" + std::to_string(i % 10)), (i / 10) * 4096, 4096,
+              pattern(4096, char(i)));
+      ASSERT_EQ(0, apply(s.get(), ch, std::move(t)));
+    }
+  }
+  ASSERT_EQ(0, s->flush_journal());
+  EXPECT_EQ(0, s->flush_journal()) << "a second one is harmless";
+  {
+    auto ch = s->open_collection(CID);
+    for (int i = 60; i < 70; ++i) {
+      Transaction t;
+      t.write(CID, obj("o" + std::to_string(i % 10)), (i / 10) * 4096, 4096,
+              pattern(4096, char(i)));
+      ASSERT_EQ(0, apply(s.get(), ch, std::move(t)));
+    }
+  }
+  ASSERT_NO_FATAL_FAILURE(expect_committed(s.get(), 69));
+  ASSERT_EQ(0, s->umount());
+  int r;
+  std::string dump = dump_journal_of(s.get(), &r);
+  ASSERT_EQ(0, r) << dump;
+  EXPECT_TRUE(dump_says_clean(dump)) << dump;
+  EXPECT_TRUE(dumped_entries(dump).empty()) << dump;
+  lose_journal(d);
+  ASSERT_EQ(0, s->mkjournal());
+  ASSERT_NO_FATAL_FAILURE(
+    mount_expect_committed(s.get(), 69, Replayed::ANY));
 }
 
 // A damaged sn fence (mimstore_sn_fence not a number) is refused by mount
