@@ -17,8 +17,18 @@
 #              (clang, Ceph's include flags), ceph_test_mimstore,
 #              ceph_test_objectstore on mimstore (merge on and off), the
 #              crash tests and a vstart smoke test. When there is no build it
-#              prints "ceph tier: NOT RUN (<reason>)" and the exit status is
-#              the Ceph-free tier's.
+#              prints "ceph tier: NOT RUN (<reason>)"; the run then FAILS if
+#              the store, the patch series or the Ceph tier's tests differ
+#              from those of the last Ceph-tier pass on this machine
+#              ($MIMSTORE_WORKDIR/ceph-tier-passed), and its status is the
+#              Ceph-free tier's otherwise (a change outside them).
+#
+# Every step has a time limit (a step past it is killed and FAILS), and the
+# summary gives each step's time; the table is kept in
+# $MIMSTORE_WORKDIR/test-times/. A gtest step fails on a SKIPPED test not on
+# its allowlist, on fewer tests than its minimum, and (the ObjectStore
+# suite) on an instantiation other than mimstore's; a check fails when a
+# test of ceph_test_mimstore is run by no step, or by two.
 set -uo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 source "$REPO/cmake/common.sh"
@@ -37,34 +47,58 @@ PY=/usr/bin/python3
 RESULTS=()
 FAILED=0
 note() { printf '\n==== %s\n' "$*"; }
-record() {  # record NAME STATUS
-  RESULTS+=("$1: $2")
+TIMES=()
+record() {  # record NAME STATUS [SECONDS]
+  RESULTS+=("$1: $2${3:+ (${3} s)}")
+  [ -z "${3:-}" ] || TIMES+=("$(printf '%6d s  %-8s %s' "$3" "$2" "$1")")
   [ "$2" = PASSED ] || FAILED=1
 }
 # Each step's output also goes to a log, so that a failed step's reasons can
 # be printed again after the summary: CI may keep only the end of the output.
 STEP_LOGS=$(mktemp -d /var/tmp/mimstore-steplogs.XXXXXX)
 FAILED_LOGS=()
-run_step() {  # run_step NAME cmd...
+STEP_LIMIT_DEFAULT=1800
+run_step() {  # run_step [--limit SECONDS] NAME cmd...
+  local limit=$STEP_LIMIT_DEFAULT
+  if [ "$1" = --limit ]; then
+    limit=$2; shift 2
+  fi
   local name=$1; shift
   note "$name"
-  local start=$SECONDS rc log fd teepid
+  local start=$SECONDS rc log fd teepid pid timed_out=0 status
   log="$STEP_LOGS/$(printf '%02d' ${#RESULTS[@]}).log"
-  # Not a pipe: the step runs in this shell, so what it sets (CORE_BUILT)
-  # is seen by the next one.
   exec {fd}> >(tee "$log")
   teepid=$!
-  "$@" >&"$fd" 2>&1
+  # In its own process group, so that a step past its limit is killed
+  # whole (a hung ceph_test_rados, fio, vstart daemons it started).
+  set -m
+  "$@" >&"$fd" 2>&1 &
+  pid=$!
+  set +m
+  while kill -0 "$pid" 2>/dev/null; do
+    if ((SECONDS - start > limit)); then
+      timed_out=1
+      echo "run-tests: $name passed its limit of $limit s: killed" >&"$fd"
+      kill -TERM -- -"$pid" 2>/dev/null
+      sleep 10
+      kill -KILL -- -"$pid" 2>/dev/null
+      break
+    fi
+    sleep 1
+  done
+  wait "$pid"
   rc=$?
   exec {fd}>&-
   wait "$teepid"  # tee has written everything
-  if [ "$rc" = 0 ]; then
-    record "$name" PASSED
-  else
-    record "$name" FAILED
-    FAILED_LOGS+=("$name|$log")
+  status=PASSED
+  if [ "$timed_out" = 1 ]; then
+    status=TIMEOUT
+  elif [ "$rc" != 0 ]; then
+    status=FAILED
   fi
-  echo "---- $name: $((SECONDS - start)) s"
+  record "$name" "$status" "$((SECONDS - start))"
+  [ "$status" = PASSED ] || FAILED_LOGS+=("$name|$log")
+  echo "---- $name: $((SECONDS - start)) s ($status)"
 }
 # After the summary: for each failed step, its failure lines (gtest's, our
 # scripts' "FAIL"/"lost"/"error") and its last lines.
@@ -88,21 +122,38 @@ why_failed() {
 # configured from another source tree, and a shared one would let a stale
 # test binary from another checkout stand in for this one's.
 CORE_BUILD=${MIMSTORE_CORE_BUILD:-$MIMSTORE_WORKDIR/core-build/$(printf '%s' "$REPO" | sha1sum | cut -c1-12)}
-CORE_BUILT=0
+# Steps run in subshells: a marker tells the tests the build of this run
+# succeeded.
+CORE_BUILT=$STEP_LOGS/core-built
 core_build() {
   cmake -S "$REPO" -B "$CORE_BUILD/release" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
-    ninja -C "$CORE_BUILD/release" mimcore_tests && CORE_BUILT=1
+    ninja -C "$CORE_BUILD/release" mimcore_tests && touch "$CORE_BUILT"
 }
 core_tests() {
   # Never run a binary left over from an earlier build.
-  [ "$CORE_BUILT" = 1 ] || { echo "not run: the core build failed"; return 1; }
-  "$CORE_BUILD/release/mimcore_tests" --gtest_brief=1
+  [ -f "$CORE_BUILT" ] || { echo "not run: the core build failed"; return 1; }
+  $PY "$REPO/qa/gtest_check.py" run --min 250 \
+    --allow-skip 'IoEnvTest.DirectOpenRefusedIsExplained=needs a filesystem without O_DIRECT; tmpfs has it from Linux 6.6' \
+    -- "$CORE_BUILD/release/mimcore_tests" --gtest_brief=1
 }
 core_tsan() {
   cmake -S "$REPO" -B "$CORE_BUILD/tsan" -G Ninja -DMIMSTORE_TSAN=ON >/dev/null &&
     ninja -C "$CORE_BUILD/tsan" mimcore_concurrency_tests &&
-    TSAN_OPTIONS="halt_on_error=1" "$CORE_BUILD/tsan/mimcore_concurrency_tests" \
-      --gtest_brief=1
+    TSAN_OPTIONS="halt_on_error=1" $PY "$REPO/qa/gtest_check.py" run --min 14 \
+      -- "$CORE_BUILD/tsan/mimcore_concurrency_tests" --gtest_brief=1
+}
+core_asan() {
+  # A Debug build (asserts on: every other build has NDEBUG) under
+  # AddressSanitizer and UBSan, halting on the first report.
+  cmake -S "$REPO" -B "$CORE_BUILD/asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+    -DMIMSTORE_ASAN=ON >/dev/null &&
+    ninja -C "$CORE_BUILD/asan" mimcore_tests &&
+    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 $PY "$REPO/qa/gtest_check.py" run --min 250 \
+      --allow-skip 'IoEnvTest.DirectOpenRefusedIsExplained=needs a filesystem without O_DIRECT; tmpfs has it from Linux 6.6' \
+      --allow-skip 'Htmll.EndFlushForgetsWhatWasNotTaken=release builds only: end_flush() asserts in a Debug build' \
+      --allow-skip 'Htmll.MemoryGrowsWithBytesNotSlotsTimesBlocks=RSS bound: sanitizer shadow memory inflates RSS' \
+      --allow-skip 'Htmll.HeapPerJournalOnlyWrite=needs glibc malloc (mallinfo2), not the sanitizer allocator' \
+      -- "$CORE_BUILD/asan/mimcore_tests" --gtest_brief=1
 }
 diskemu_tests() {
   # The HDD emulator (qa/diskemu): its model on a virtual clock, then the
@@ -122,7 +173,7 @@ lock_annotations() {
   "$REPO/qa/lock-annotations.sh"
 }
 py_tests() {
-  (cd "$REPO/qa" && $PY -m unittest -q test_hddmodel test_analyze test_sampler test_sweep_report test_report test_fsworkload test_rbdfs test_osdmem test_sums_check test_bench_plan test_host_reclaim test_machine test_options test_osdwait test_structure test_buildstamp test_sweep_estimate test_without_fix)
+  (cd "$REPO/qa" && $PY -m unittest -q test_hddmodel test_analyze test_sampler test_sweep_report test_report test_fsworkload test_rbdfs test_osdmem test_sums_check test_bench_plan test_host_reclaim test_machine test_options test_osdwait test_structure test_buildstamp test_sweep_estimate test_without_fix test_gtest_check)
 }
 
 # A fresh Debian 12 machine: install what the Ceph-free tier needs.
@@ -130,6 +181,7 @@ py_tests() {
 run_step "core build" core_build
 run_step "core tests (gtest)" core_tests
 run_step "core concurrency tests under ThreadSanitizer" core_tsan
+run_step "core tests, Debug build (asserts on) under AddressSanitizer and UBSan" core_asan
 run_step "lock annotations (clang -Wthread-safety over core/)" lock_annotations
 run_step "HDD emulator tests (model, FUSE + loop + XFS, power cut)" diskemu_tests
 run_step "harness python tests" py_tests
@@ -139,6 +191,31 @@ CEPH_FREE_FAILED=$FAILED
 
 # ---------------------------------------------------------------------------
 # Ceph tier
+
+# What the Ceph tier tests: the store and its core, the patch series and
+# the build, the Ceph tier's scripts. Its fingerprint is the git tree ids of
+# these paths at HEAD ("dirty" with uncommitted changes there, which are
+# never recorded); a Ceph-tier pass records it, and a run without the tier
+# fails unless the fingerprint is one that passed.
+CEPH_TIER_PATHS=(src cmake qa/crash qa/lib qa/run-tests.sh qa/vstart-smoke.sh
+                 qa/fio-objectstore.sh qa/objectstore-filter.sh qa/gtest_check.py
+                 qa/lock-annotations.sh)
+CEPH_TIER_RECORD=$MIMSTORE_WORKDIR/ceph-tier-passed
+ceph_tier_fingerprint() {
+  if ! git -C "$REPO" rev-parse HEAD >/dev/null 2>&1; then
+    echo "no-git"
+    return
+  fi
+  if [ -n "$(git -C "$REPO" status --porcelain --untracked-files=no -- "${CEPH_TIER_PATHS[@]}")" ]; then
+    echo "dirty"
+    return
+  fi
+  local p
+  for p in "${CEPH_TIER_PATHS[@]}"; do
+    printf '%s %s\n' "$p" "$(git -C "$REPO" rev-parse "HEAD:$p" 2>/dev/null || echo none)"
+  done | sha1sum | cut -c1-40
+}
+CEPH_TIER_FP=$(ceph_tier_fingerprint)
 
 ceph_tier_reason=""
 if [ "$MODE" = quick ]; then
@@ -159,16 +236,32 @@ if [ -z "$ceph_tier_reason" ]; then
     export MIMSTORE_TEST_DIR=$TESTDIR
     run_step "lock annotations over the store (clang -Wthread-safety, Ceph's include flags)" \
       "$REPO/qa/lock-annotations.sh" --store "$CEPH_BUILD_DIR"
-    run_step "ceph_test_mimstore (replay, journal, differential, merge, config)" \
-      "$BIN/ceph_test_mimstore" --gtest_brief=1 --gtest_filter='-*Crash*' \
+    # ceph_test_mimstore's tests, each run by exactly one of these steps
+    # (checked below): the ops crash tests, the crash loop, and the rest.
+    OPS_FILTER='*OpsCrash*:*SplitCrash*:*MergeCrash*'
+    LOOP_FILTER='Merge/MIMStoreCrash.*'
+    MAIN_FILTER="-$OPS_FILTER:$LOOP_FILTER"
+    # Skips allowed, with why (any other SKIPPED fails its step).
+    MIMSTORE_SKIPS=(
+      --allow-skip 'MIMStoreFaultEnv.FullDataFilesystem=needs root to mount a small tmpfs'
+      --allow-skip 'MIMStoreFaultEnv.JournalNotWritable=needs chattr +i on the test directory'
+    )
+    run_step --limit 300 "every test of ceph_test_mimstore is run by exactly one step" \
+      $PY "$REPO/qa/gtest_check.py" select --binary "$BIN/ceph_test_mimstore" \
+      --step "main=$MAIN_FILTER" --step "ops crash=$OPS_FILTER" \
+      --step "crash loop=$LOOP_FILTER"
+    run_step --limit 2400 "ceph_test_mimstore (replay, journal, differential, merge, config, faults, tools)" \
+      $PY "$REPO/qa/gtest_check.py" run --min 200 "${MIMSTORE_SKIPS[@]}" -- \
+      "$BIN/ceph_test_mimstore" --gtest_brief=1 --gtest_filter="$MAIN_FILTER" \
       --log-file="$TESTDIR/ceph_test_mimstore.log"
-    # The ObjectStore suite on mimstore (instantiation index 3: memstore,
-    # bluestore, kstore, mimstore), merge on and off. With merging on, every
-    # cached extent is also checked against its copy in the journal.
+    # The ObjectStore suite on mimstore (its instantiations found by
+    # name), merge on and off. With merging on, every cached extent is also
+    # checked against its copy in the journal.
     objectstore_suite() {
       local merge=$1 jdata=${2:-false} filter
-      filter=$("$REPO/qa/objectstore-filter.sh" "$MODE")
-      (cd "$TESTDIR" && "$BIN/ceph_test_objectstore" --gtest_brief=1 \
+      filter=$("$REPO/qa/objectstore-filter.sh" "$MODE" "$BIN/ceph_test_objectstore") || return 1
+      (cd "$TESTDIR" && $PY "$REPO/qa/gtest_check.py" run --min 150 --param mimstore -- \
+         "$BIN/ceph_test_objectstore" --gtest_brief=1 \
          --gtest_filter="$filter" --mimstore_merge="$merge" \
          --mimstore_merge_data_in_journal="$jdata" \
          --mimstore_debug_verify_journal_data="$merge" \
@@ -180,8 +273,8 @@ if [ -z "$ceph_tier_reason" ]; then
       objectstore_suite true true
     run_step "ceph_test_objectstore on mimstore, merge off" objectstore_suite false
     run_step "ops crash tests (death inside split, merge, rename; clone replay)" \
-      "$BIN/ceph_test_mimstore" --gtest_brief=1 \
-      --gtest_filter='*OpsCrash*:*SplitCrash*:*MergeCrash*' \
+      $PY "$REPO/qa/gtest_check.py" run --min 40 -- \
+      "$BIN/ceph_test_mimstore" --gtest_brief=1 --gtest_filter="$OPS_FILTER" \
       --log-file="$TESTDIR/ops_crash.log"
     run_step "crash loop (power loss at walking I/O points; merge off, on, on with data in a 512 B journal)" \
       "$REPO/qa/crash/crash-loop.sh" "$MODE"
@@ -229,6 +322,13 @@ if [ -z "$ceph_tier_reason" ]; then
         power_cut --unsafe --cuts 10
     fi
     if [ "$MODE" = long ]; then
+      run_step --limit 3600 "without-fix cases, all (each fix taken out must fail its tests)" \
+        "$REPO/qa/crash/without-fix-all.sh"
+    else
+      run_step --limit 1200 "without-fix cases, three of them (a different three for each commit)" \
+        "$REPO/qa/crash/without-fix-all.sh" --rotate 3
+    fi
+    if [ "$MODE" = long ]; then
       run_step "kill -9 under load (vstart, fio verify), merge on" \
         "$REPO/qa/crash/kill9-cycles.sh" --cycles 20 --merge true
       run_step "kill -9 under load (vstart, fio verify), merge on, merged bytes in RAM" \
@@ -248,6 +348,9 @@ if [ -z "$ceph_tier_reason" ]; then
     else
       run_step "kill -9 under load (vstart, fio verify), 5 cycles" \
         "$REPO/qa/crash/kill9-cycles.sh" --cycles 5 --merge true
+      # No replica to repair a loss: only the killed OSD's replay can.
+      run_step "kill -9 under load (vstart, fio verify), pool size 1, 3 cycles" \
+        "$REPO/qa/crash/kill9-cycles.sh" --cycles 3 --merge true --pool-size 1
       run_step "ceph_test_rados, OSDs killed with -9 (short)" \
         "$REPO/qa/crash/rados-thrash.sh" --size 2 --merge true --ops 1500
     fi
@@ -266,12 +369,28 @@ if [ "$CEPH_FREE_FAILED" = 0 ]; then
 else
   echo "ceph-free tier: FAILED"
 fi
+# The per-step times, kept with the run.
+times_dir=$MIMSTORE_WORKDIR/test-times
+mkdir -p "$times_dir" 2>/dev/null &&
+  { echo "# qa/run-tests.sh $MODE at $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null), $(date '+%F %T %z'), total $SECONDS s"
+    printf '%s\n' "${TIMES[@]}"; } >"$times_dir/$(date +%Y%m%d-%H%M%S)-$MODE.txt"
+note "step times (total $SECONDS s)"
+printf '%s\n' "${TIMES[@]}"
 if [ -n "$ceph_tier_reason" ]; then
   echo "ceph tier: NOT RUN ($ceph_tier_reason)"
+  if [ "$MODE" != quick ] && ! grep -qx "$CEPH_TIER_FP" "$CEPH_TIER_RECORD" 2>/dev/null; then
+    echo "ceph tier: REQUIRED: the store, the patch series or the Ceph tier's tests ($CEPH_TIER_FP) have not passed the Ceph tier on this machine ($CEPH_TIER_RECORD); build Ceph (qa/setup.sh) and run the tests again"
+    exit 1
+  fi
   exit "$CEPH_FREE_FAILED"
 fi
 if [ "$FAILED" = 0 ]; then
   echo "ceph tier: PASSED"
+  case $CEPH_TIER_FP in
+    dirty|no-git) ;;
+    *) grep -qx "$CEPH_TIER_FP" "$CEPH_TIER_RECORD" 2>/dev/null ||
+         echo "$CEPH_TIER_FP" >>"$CEPH_TIER_RECORD" ;;
+  esac
 else
   echo "ceph tier: FAILED"
 fi

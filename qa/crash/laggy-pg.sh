@@ -52,8 +52,10 @@ head -c 4096 /dev/urandom >"$DEV_DEST/4k"
 timeout 60 $RADOS -p $POOL put $OBJ "$DEV_DEST/4k" ||
   die "the first write of $OBJ did not complete"
 
-laggy_pgs() {
-  $CEPH pg dump pgs_brief 2>/dev/null | grep -c laggy || true
+laggy_pgs() {  # "?" when the query fails: never read as 0 laggy
+  local d
+  d=$($CEPH pg dump pgs_brief 2>/dev/null) && [ -n "$d" ] || { echo "?"; return; }
+  grep -c laggy <<<"$d" || true
 }
 lapses() {
   grep -c 'check_laggy mnow .* > readable_until' "$DEV_DEST"/out/osd.0.log || true

@@ -188,7 +188,7 @@ region_failed() {
   die "cut $(($1 + 1)) of $cuts: $2 (fio output: $3; logs in $results)"
 }
 
-acked=0 torn_cuts=0 replays=0 during=0 done_cuts=0
+acked=0 torn_cuts=0 replays=0 during=0 done_cuts=0 missed=0
 osd_now=$(osd_pid)
 [[ -n $osd_now ]] || die "no pid file of osd.0 in $CLUSTER_DIR/out"
 log "power cuts: profile $profile, $cuts cuts, seed $seed, region ${region_mib} MiB$( ((unsafe)) && echo ', UNSAFE: nvme0 ignores FLUSH')"
@@ -201,6 +201,9 @@ for ((i = 0; i < cuts; i++)); do
   sleep "$delay"
   torn=""
   if ((i % 2)); then torn=torn; torn_cuts=$((torn_cuts + 1)); fi
+  # A cut after fio finished its region (4 s at 1000 IOPS for 16 MiB, the
+  # delay at most 3.5 s) cut no load: counted, and it fails the run.
+  kill -0 "$fio_pid" 2>/dev/null || missed=$((missed + 1))
   ctl cut all $((seed * 100000 + i)) $torn
   done_cuts=$((i + 1))
   pid=$osd_now
@@ -270,7 +273,7 @@ tb_emu_stats "$results/emu-stats.json"
   echo "- commit: $(git -C "$REPO" rev-parse --short HEAD)$(git -C "$REPO" diff --quiet || echo ' (with local changes)')"
   echo "- devices: emulated $TB_EMU_PRESET HDD ($TB_HDD_SIZE thin, ${TB_HDD_FS}), emulated NVMe ${TB_NVME_SIZE}$( [[ ${TB_WAL_SIZE:-0} != 0 ]] && echo " + WAL $TB_WAL_SIZE"), write caches on, destaging held"
   echo "- image: $((cuts * region_mib)) MiB, one ${region_mib} MiB region per cut; 1 OSD, pool size 1, $PG PGs"
-  echo "- cuts: $done_cuts of $cuts ($torn_cuts torn; $during while fio was writing: its run outlasted the cut by over 1 s), seed $seed"
+  echo "- cuts: $done_cuts of $cuts ($torn_cuts torn; $during while fio was writing: its run outlasted the cut by over 1 s; $missed after fio had finished its region), seed $seed"
   echo "- acknowledged 4 KiB writes: $acked"
   if ((unsafe)); then
     if [[ -n $caught ]]; then
@@ -291,5 +294,8 @@ tb_emu_stats "$results/emu-stats.json"
 cat "$results/results.md"
 if ((unsafe)) && [[ -z $caught ]]; then
   die "the unsafe configuration lost nothing in $cuts cuts: the harness cannot see a missing flush"
+fi
+if ((missed > 0)); then
+  die "$missed of $done_cuts cuts came after fio had finished its region: they tested no load (a larger --region, or a faster fio start)"
 fi
 exit 0

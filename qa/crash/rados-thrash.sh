@@ -65,7 +65,9 @@ thrash() {
     kills=$((kills + 1))
     echo "thrash: kill -9 osd.$osd (#$kills)"
     sleep $((2 + RANDOM % 4))
-    dev_osd_start $osd
+    # (not under set -e: a start that fails is said, and the check after
+    # the workload finds the OSD down)
+    dev_osd_start $osd || echo "thrash: osd.$osd failed to start"
     if [ "$PGCHANGES" = 1 ] && [ $((kills % 3)) = 0 ]; then
       pg=$([ $pg = 8 ] && echo 32 || echo 8)
       echo "thrash: pg_num -> $pg"
@@ -73,7 +75,7 @@ thrash() {
     fi
   done
 }
-thrash >"$DEV_DEST/thrash.log" 2>&1 &
+(set +e; thrash) >"$DEV_DEST/thrash.log" 2>&1 &
 THRASH_PID=$!
 
 round=0 total_ops=0 start=$SECONDS
@@ -93,8 +95,35 @@ while :; do
     die "ceph_test_rados failed in round $round (log above)"
   fi
   total_ops=$((total_ops + OPS))
+  kill -0 "$THRASH_PID" 2>/dev/null ||
+    { cat "$DEV_DEST/thrash.log" >&2; die "the thrasher died in round $round"; }
   [ $((SECONDS - start)) -ge $((MINUTES * 60)) ] && break
 done
 kills=$(grep -c 'kill -9' "$DEV_DEST/thrash.log" || true)
+# The thrash must have thrashed, and left every OSD up and every PG clean:
+# with min_size 1, ceph_test_rados passes with an OSD down.
+kill "$THRASH_PID" 2>/dev/null || true
+wait "$THRASH_PID" 2>/dev/null || true
+THRASH_PID=
+[ "$kills" -ge 1 ] || die "the thrasher killed no OSD: nothing was tested"
+sleep 6  # a restart the thrasher had begun
+for o in 0 1 2; do
+  pid=$(dev_osd_pid $o)
+  if [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null; then
+    log "osd.$o is not running after the thrash: starting it"
+    dev_osd_start $o
+  fi
+done
+dev_wait_up 3 180 || die "not all 3 OSDs up after the thrash"
+clean=0
+for _ in $(seq 1 120); do
+  # (pg_num pgp_num pg_num_target clean)
+  if st=$(dev_pool_pg_state $POOL) && [ "${st##* }" = 1 ]; then
+    clean=1
+    break
+  fi
+  sleep 2
+done
+[ "$clean" = 1 ] || die "pool $POOL's PGs not all active+clean 240 s after the thrash (pg_num pgp_num target clean: ${st:-no answer})"
 pgs=$(grep -c 'pg_num ->' "$DEV_DEST/thrash.log" || true)
 log "ceph_test_rados passed: $round rounds, $total_ops operations in $((SECONDS - start)) s, $kills OSD kills, $pgs pg_num changes, 0 errors"

@@ -450,7 +450,7 @@ TEST_P(MIMStoreCrash, PowerLossAtWalkingIOPoints)
             << " crash points" << std::endl;
 
   uint64_t acked_total = 0, lost = 0, runs = 0, second_crashes = 0;
-  uint64_t second_lives = 0;
+  uint64_t second_lives = 0, not_crashed = 0;
   for (uint64_t p = 0; p < points; ++p) {
     uint64_t n = only ? only : 1 + p * total_io / points + (p % 7);
     std::string trace = "crash point " + stringify(n) + " seed " +
@@ -471,6 +471,9 @@ TEST_P(MIMStoreCrash, PowerLossAtWalkingIOPoints)
     ASSERT_TRUE(WIFEXITED(r.status)) << "child died by signal";
     int code = WEXITSTATUS(r.status);
     ASSERT_TRUE(code == 77 || code == 0) << "child exit " << code;
+    if (code == 0) {
+      ++not_crashed;  // the point lay beyond this run's I/Os
+    }
     if (p % 3 == 1) {
       // A second power loss, during the replay of the first: replay must
       // be restartable from any point.
@@ -481,7 +484,9 @@ TEST_P(MIMStoreCrash, PowerLossAtWalkingIOPoints)
       ASSERT_TRUE(WIFEXITED(st2) &&
                   (WEXITSTATUS(st2) == 77 || WEXITSTATUS(st2) == 0))
         << "replay with a crash at its I/O " << m << ": status " << st2;
-      ++second_crashes;
+      if (WEXITSTATUS(st2) == 77) {
+        ++second_crashes;  // (0: the replay ended before its I/O m)
+      }
     }
     auto s = make_store(d);
     ASSERT_EQ(0, s->mount()) << "remount after the crash failed";
@@ -493,10 +498,26 @@ TEST_P(MIMStoreCrash, PowerLossAtWalkingIOPoints)
       ++lost;
     }
     EXPECT_EQ(0, s->fsck(false));
+    const bool next_life = found && p % 3 == 2 && k < ref.total();
+    if (next_life) {
+      // This mount appends before it stops, as a running OSD does: one
+      // collection made and removed, which leaves no trace in the state.
+      // A mount that keeps the window writes after the entries it
+      // replayed, and the next life's scan must cross them (issue 61 item
+      // 1: a keeping mount erased a WRAP it had replayed through, and only
+      // an append after it made the next scan stop there).
+      const coll_t scratch(spg_t(pg_t(999, 77)));
+      auto ch = s->create_new_collection(scratch);
+      Transaction t1, t2;
+      t1.create_collection(scratch, 0);
+      ASSERT_EQ(0, apply(s.get(), ch, std::move(t1)));
+      t2.remove_collection(scratch);
+      ASSERT_EQ(0, apply(s.get(), ch, std::move(t2)));
+    }
     ASSERT_EQ(0, s->umount());
     acked_total += r.acked;
     ++runs;
-    if (found && p % 3 == 2 && k < ref.total()) {
+    if (next_life) {
       // A second life from the state found: new writes after the replayed
       // ones (in the same journal generation when the window was kept),
       // then a second power cut at a point of the rest of the workload.
@@ -529,11 +550,20 @@ TEST_P(MIMStoreCrash, PowerLossAtWalkingIOPoints)
       break;
     }
   }
-  std::cout << "crash loop: " << runs << " crashes, " << acked_total
-            << " acknowledged transactions in all, " << second_crashes
-            << " second crashes during replay, " << second_lives
-            << " second lives with new writes and a crash, " << lost
-            << " runs with a lost or half-applied transaction" << std::endl;
+  std::cout << "crash loop: " << runs - not_crashed << " crashes ("
+            << not_crashed << " points past the run's end, no crash), "
+            << acked_total << " acknowledged transactions in all, "
+            << second_crashes << " second crashes during replay, "
+            << second_lives << " second lives with new writes and a crash, "
+            << lost << " runs with a lost or half-applied transaction"
+            << std::endl;
+  // Points are placed by the calibration's I/O count; a run with fewer
+  // I/Os (timers: syncs, flushes) leaves the last ones uncrashed. More
+  // than a few means the points do not test what they say.
+  if (!only) {
+    EXPECT_LE(not_crashed * 20, runs)
+      << not_crashed << " of " << runs << " crash points did not crash";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Merge, MIMStoreCrash,
