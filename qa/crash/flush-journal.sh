@@ -4,9 +4,11 @@
 # and pool size 1 (no peer can repair a loss):
 #   1. fio rbd writes 4 KiB random writes with verify=crc32c over a region;
 #   2. `ceph daemon osd.0 flush_journal` on the running OSD (OSD::shutdown
-#      makes the same call): the OSD keeps serving (more writes, verified);
-#   3. the OSD stops with osd_journal_flush_on_shutdown off, so its merge
-#      window stays in the journal (`--dump-journal` lists live entries);
+#      makes the same call): the OSD keeps serving (more writes, verified),
+#      and its next stop leaves the journal empty;
+#   3. the OSD starts again, writes a third region, and stops with
+#      osd_journal_flush_on_shutdown off and no flush asked for, so its
+#      merge window stays in the journal (`--dump-journal` lists entries);
 #   4. with the journal file moved away, `--mkjournal` must refuse (the lost
 #      journal held the window); the journal comes back;
 #   5. `ceph-osd --flush-journal`, then `--dump-journal` lists no live
@@ -62,7 +64,15 @@ dev_wait_up 1 60 || die "osd.0 went down after flush_journal"
 fio_region 1 --do_verify=1 --output="$DEV_DEST/fio-1.txt" ||
   { cat "$DEV_DEST/fio-1.txt" >&2; die "fio write+verify after flush_journal failed"; }
 
-log "3. stopping osd.0 (SIGTERM, osd_journal_flush_on_shutdown off)"
+osd_stop
+n=$(live_entries)
+[ "$n" = 0 ] || { cat "$DEV_DEST/tool.txt" >&2; die "the stop after the admin socket's flush_journal left $n live entries"; }
+
+log "3. osd.0 again, region 2, a stop that keeps the window (osd_journal_flush_on_shutdown off)"
+dev_osd_start 0
+dev_wait_up 1 120 || die "osd.0 did not start again"
+fio_region 2 --do_verify=0 --output="$DEV_DEST/fio-2.txt" ||
+  { cat "$DEV_DEST/fio-2.txt" >&2; die "fio write of region 2 failed"; }
 osd_stop
 journal=$(cd "$CEPH_BUILD_DIR" && LD_LIBRARY_PATH=$CEPH_BUILD_DIR/lib \
   "$BIN/ceph-osd" -i 0 -c "$CEPH_CONF" --show-config-value osd_journal)
@@ -93,11 +103,13 @@ osd_tool --mkjournal || { cat "$DEV_DEST/tool.txt" >&2; die "--mkjournal after -
 log "6. osd.0 on the new journal; every write read back"
 dev_osd_start 0
 dev_wait_up 1 120 || die "osd.0 did not start on the new journal"
-for i in 0 1; do
+for i in 0 1 2; do
   fio_region $i --verify_only --output="$DEV_DEST/verify-$i.txt" ||
     { cat "$DEV_DEST/verify-$i.txt" >&2; die "region $i: verification failed after the journal was replaced"; }
 done
 w0=$(sed -n 's/.*issued rwts: total=[0-9]*,\([0-9]*\),.*/\1/p' "$DEV_DEST/fio-0.txt" | head -1)
 w1=$(sed -n 's/.*issued rwts: total=[0-9]*,\([0-9]*\),.*/\1/p' "$DEV_DEST/fio-1.txt" | head -1)
-[ "${w0:-0}" -gt 0 ] && [ "${w1:-0}" -gt 0 ] || die "fio wrote nothing (regions: ${w0:-0}, ${w1:-0})"
-echo "journal replaced after --flush-journal: $((w0 + w1)) acknowledged 4 KiB writes, all read back; --mkjournal refused while the lost journal held $window entries"
+w2=$(sed -n 's/.*issued rwts: total=[0-9]*,\([0-9]*\),.*/\1/p' "$DEV_DEST/fio-2.txt" | head -1)
+[ "${w0:-0}" -gt 0 ] && [ "${w1:-0}" -gt 0 ] && [ "${w2:-0}" -gt 0 ] ||
+  die "fio wrote nothing (regions: ${w0:-0}, ${w1:-0}, ${w2:-0})"
+echo "journal replaced after --flush-journal: $((w0 + w1 + w2)) acknowledged 4 KiB writes, all read back; --mkjournal refused while the lost journal held $window entries"

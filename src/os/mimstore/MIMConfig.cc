@@ -2,6 +2,7 @@
 // vim: ts=8 sw=2 smarttab
 #include "MIMConfig.h"
 
+#include <cctype>
 #include <cmath>
 
 #include "common/ceph_context.h"
@@ -144,9 +145,16 @@ bool disables_wal(const std::string& opts)
       return s;
     };
     if (eq != std::string::npos && trim(item.substr(0, eq)) == "disableWAL") {
+      // Off as RocksDBStore's string2bool reads it: "false" in any case,
+      // or a number that is 0. Anything else is on, or refused there.
       std::string v = trim(item.substr(eq + 1));
-      if (v != "false" && v != "0") {
-        return true;  // anything else RocksDBStore reads as on, or refuses
+      std::string lower = v;
+      for (auto& ch : lower) {
+        ch = std::tolower(static_cast<unsigned char>(ch));
+      }
+      const bool zero = !v.empty() && v.find_first_not_of('0') == std::string::npos;
+      if (lower != "false" && !zero) {
+        return true;
       }
     }
     i = j + 1;

@@ -52,7 +52,8 @@ int MIMStore::_missing_journal_was_empty(const std::string& why)
   // transactions not in the object files (a stop that kept the merge
   // window, a crash, a mount under way): those are lost with it.
   std::string empty;
-  if (read_meta(JOURNAL_EMPTY_META, &empty) == 0 && empty == "yes") {
+  const int mr = read_meta(JOURNAL_EMPTY_META, &empty);
+  if (mr == 0 && empty == "yes") {
     return 0;
   }
   if (conf.journal_lost) {
@@ -62,7 +63,11 @@ int MIMStore::_missing_journal_was_empty(const std::string& why)
   }
   derr << "mkjournal: no journal of this store at " << journal_path << " ("
        << why << "), and " << path << "/" << JOURNAL_EMPTY_META
-       << " says the last one was not left empty: it held transactions "
+       << (mr < 0 ? " is missing (a store last stopped by an older "
+                    "mimstore), so the last one may not have been left "
+                    "empty: it may have held transactions "
+                  : " says the last one was not left empty: it held "
+                    "transactions ")
        << "that are not in the object files (the merge window a stop "
        << "keeps, or the last writes before a crash), and a new journal "
        << "would lose them. If the old journal is still there, point "
@@ -91,6 +96,7 @@ int MIMStore::mkjournal()
     std::ostringstream err;
     bool clean = false;
     r = journal->open(fsid, &clean, err);
+    bool clean_header = false;  // this store's, clean, refused for another reason
     if (r < 0 && r != -ENOENT) {
       bool has_header = false;
       std::ostringstream perr;
@@ -112,6 +118,7 @@ int MIMStore::mkjournal()
         dout(0) << "mkjournal: " << err.str() << "; the journal is this "
                 << "store's and clean: making a new one" << dendl;
         has_header = false;
+        clean_header = true;
       }
       if (has_header) {
         derr << "mkjournal: " << err.str() << ". " << journal_path
@@ -128,7 +135,7 @@ int MIMStore::mkjournal()
       }
     }
     if (r < 0) {
-      int er = _missing_journal_was_empty(err.str());
+      int er = clean_header ? 0 : _missing_journal_was_empty(err.str());
       if (er < 0) {
         r = er;
         goto out;

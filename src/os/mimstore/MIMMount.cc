@@ -566,8 +566,16 @@ int MIMStore::_start_after_replay()
   }
   journal->set_pressure_callback(
     [this] { _request_freeze(mim::FlushTrigger::JOURNAL_PRESSURE); });
-  int r = keep_window ? journal->start_keeping(next_sn)
-                      : journal->start(next_sn);
+  // Before the journal takes a transaction: from here until a clean stop
+  // it may hold some that are not in the object files. (Not earlier: a
+  // mount that fails before this point, e.g. on a journal it refuses,
+  // leaves a journal that was left empty as it was.)
+  int r = _record_journal_empty(false);
+  if (r < 0) {
+    return r;
+  }
+  r = keep_window ? journal->start_keeping(next_sn)
+                  : journal->start(next_sn);
   if (r < 0) {
     derr << "cannot restart the journal: " << cpp_strerror(r) << dendl;
     return r;
@@ -614,12 +622,6 @@ int MIMStore::mount()
   r = _lock_dir();
   if (r < 0) {
     return r;
-  }
-  // Before the journal takes a transaction: from here until a clean stop
-  // it may hold some that are not in the object files.
-  r = _record_journal_empty(false);
-  if (r < 0) {
-    goto fail;
   }
   r = _open_io();
   if (r < 0) {
@@ -697,7 +699,7 @@ int MIMStore::umount()
   // Merging on, the window stays in the journal for the next mount to
   // index again (docs/store.md "Replay"): the stop costs a sync, not the
   // write back of the window. flush_journal writes it back.
-  const bool keep = conf.merge && !umount_writes_back.exchange(false);
+  const bool keep = conf.merge && !umount_writes_back;
   int r = keep ? 0 : _write_back_all();
   _unregister_admin();
   // (the sync thread syncs once more as it stops: every direct part)
@@ -723,6 +725,7 @@ int MIMStore::umount()
   if (r == 0) {
     r = jr;
   }
+  umount_writes_back = false;
   mounted = false;
   return r;
 }

@@ -637,7 +637,9 @@ class MIMStore : public ObjectStore {
   sn_t replay_froze_at = 0;
   /// umount writes the merge window back (flush_journal) instead of
   /// leaving it in the journal. Set by flush_journal (any thread: the
-  /// OSD's shutdown, its admin socket), read and cleared by umount.
+  /// OSD's shutdown, its admin socket); read by umount and, while umount
+  /// stops the threads, by the flush thread (_stop_leaves_window); cleared
+  /// at the end of umount.
   std::atomic<bool> umount_writes_back{false};
   /// mimstore_format >= 2: every object file got a birth mark at its
   /// create, so one without is a create the power cut left incomplete.

@@ -2173,7 +2173,7 @@ TEST(MIMStoreBadConfig, BadValueAtMountIsRefused)
   EXPECT_EQ(-EINVAL, s->mount());
   c.set("mimstore_htmll_blocks", "16");
   // An option string that keeps the WAL, or says so, mounts.
-  c.set("mimstore_rocksdb_options", "disableWAL=false,write_buffer_size=16777216");
+  c.set("mimstore_rocksdb_options", "disableWAL=False,write_buffer_size=16777216");
   ASSERT_EQ(0, s->mount());
   ASSERT_EQ(0, s->umount());
 }
