@@ -698,7 +698,9 @@ int MIMStore::umount()
   sequencer.wait_applied_all();
   // Merging on, the window stays in the journal for the next mount to
   // index again (docs/store.md "Replay"): the stop costs a sync, not the
-  // write back of the window. flush_journal writes it back.
+  // write back of the window. After flush_journal (an OSD's clean
+  // shutdown with osd_journal_flush_on_shutdown, ceph-osd --flush-journal,
+  // the admin socket) it is written back and the journal left empty.
   const bool keep = conf.merge && !umount_writes_back;
   int r = keep ? 0 : _write_back_all();
   _unregister_admin();
