@@ -195,14 +195,14 @@ int MIMStore::flush_journal()
     // back the rest and leaves the journal empty, instead of keeping the
     // merge window in it.
     umount_writes_back = true;
-    sequencer.wait_applied_all();
+    // (waits for everything queued to apply, sweeps, then syncs: the
+    // checkpoint moves past what was written back)
     int r = _write_back_all();
     if (r < 0) {
       derr << "flush_journal: writing the merge window back failed: "
            << cpp_strerror(r) << dendl;
       return r;
     }
-    durability.wait_for_next_sync();
     dout(1) << "flush_journal: written back; checkpoint "
             << durability.checkpoint() << ", next sn "
             << sequencer.next_sn() << dendl;
