@@ -1269,29 +1269,22 @@ TEST_F(MIMStoreJournalTools, MkjournalRefusesAMissingJournalThatWasNotEmpty)
 // mount, flush_journal, umount: patch 0012, qa/crash/flush-journal.sh.)
 TEST_F(MIMStoreJournalTools, FlushJournalOnAMountedStoreLeavesItEmpty)
 {
+  // commit_then_die's writes first..last, here on the mounted store
+  auto writes = [&](int first, int last) {
+    auto ch = s->open_collection(CID);
+    for (int i = first; i <= last; ++i) {
+      Transaction t;
+      t.write(CID, obj("o" + std::to_string(i % 10)), (i / 10) * 4096, 4096,
+              pattern(4096, char(i)));
+      ASSERT_EQ(0, apply(s.get(), ch, std::move(t)));
+    }
+  };
   ASSERT_EQ(49, commit_then_die(d, 0, 50));
   ASSERT_EQ(0, s->mount());
-  {
-    // more cached writes while mounted
-    auto ch = s->open_collection(CID);
-    for (int i = 50; i < 60; ++i) {
-      Transaction t;
-      t.write(CID, obj("o" + std::to_string(i % 10)), (i / 10) * 4096, 4096,
-              pattern(4096, char(i)));
-      ASSERT_EQ(0, apply(s.get(), ch, std::move(t)));
-    }
-  }
+  ASSERT_NO_FATAL_FAILURE(writes(50, 59));  // cached
   ASSERT_EQ(0, s->flush_journal());
   EXPECT_EQ(0, s->flush_journal()) << "a second one is harmless";
-  {
-    auto ch = s->open_collection(CID);
-    for (int i = 60; i < 70; ++i) {
-      Transaction t;
-      t.write(CID, obj("o" + std::to_string(i % 10)), (i / 10) * 4096, 4096,
-              pattern(4096, char(i)));
-      ASSERT_EQ(0, apply(s.get(), ch, std::move(t)));
-    }
-  }
+  ASSERT_NO_FATAL_FAILURE(writes(60, 69));
   ASSERT_NO_FATAL_FAILURE(expect_committed(s.get(), 69));
   ASSERT_EQ(0, s->umount());
   int r;

@@ -207,19 +207,34 @@ TEST(JournalScan, StartsAtCheckpoint)
   j.expect_replayed(4, 7);
 }
 
+namespace {
+
+/// One entry whose batch is 4 blocks.
+std::vector<std::string> four_blocks(char c)
+{
+  return std::vector<std::string>(1, std::string(4 * 4096 - 48 - 100, c));
+}
+
+/// Sns 1..3 in 4-block batches over a 14-block area, checkpoint at 3: the
+/// next 4-block batch does not fit in the two blocks left.
+void three_batches_then_checkpoint(MemJournal& j)
+{
+  j.write_batch(four_blocks('a'));
+  j.write_batch(four_blocks('b'));
+  j.write_batch(four_blocks('c'));
+  j.checkpoint(3);
+}
+
+}  // anonymous namespace
+
 TEST(JournalScan, WrapWithWrapEntry)
 {
   // Area of 14 blocks; 4-block batches: the fourth does not fit in the two
   // blocks left and goes to the area start after a WRAP block.
   MemJournal j(16 * 4096, 4096);
-  auto big = [](char c) { return std::vector<std::string>(
-    1, std::string(4 * 4096 - 48 - 100, c)); };
-  j.write_batch(big('a'));
-  j.write_batch(big('b'));
-  j.write_batch(big('c'));
-  j.checkpoint(3);
+  three_batches_then_checkpoint(j);
   ASSERT_TRUE(batch_fits(j.g, j.h.start_off, j.head, 4 * 4096));
-  uint64_t off4 = j.write_batch(big('d'));
+  uint64_t off4 = j.write_batch(four_blocks('d'));
   EXPECT_EQ(j.g.area_start, off4);
   EXPECT_EQ(j.g.area_end - 2 * 4096, j.last_wrap_off);
   j.write_batch(payloads(2, 10, 'x'));  // 5..6, over the start of sn 2
@@ -829,20 +844,15 @@ TEST(JournalScan, RandomizedLapsReplayExactlyFromCheckpoint)
 
 namespace {
 
-/// Sns 1..3 in 4-block batches over a 14-block area, checkpoint at 3, then
+/// three_batches_then_checkpoint(), then
 /// batch 4 wraps: its WRAP block lands at the old head and the batch at the
 /// area start does not (`how`: 0 nothing of it, 1 its first sector, 2 a
 /// flipped payload byte). Returns the WRAP's offset.
 uint64_t write_wrap_without_batch(MemJournal& j, int how)
 {
-  auto big = [](char c) { return std::vector<std::string>(
-    1, std::string(4 * 4096 - 48 - 100, c)); };
-  j.write_batch(big('a'));
-  j.write_batch(big('b'));
-  j.write_batch(big('c'));
-  j.checkpoint(3);
+  three_batches_then_checkpoint(j);
   const std::string before = j.dev;
-  const uint64_t off4 = j.write_batch(big('d'));
+  const uint64_t off4 = j.write_batch(four_blocks('d'));
   EXPECT_EQ(j.g.area_start, off4);
   if (how == 0) {
     memcpy(&j.dev[off4], &before[off4], 4 * 4096);
