@@ -58,6 +58,14 @@ record() {  # record NAME STATUS [SECONDS]
 STEP_LOGS=$(mktemp -d /var/tmp/mimstore-steplogs.XXXXXX)
 FAILED_LOGS=()
 STEP_LIMIT_DEFAULT=1800
+STEP_PID=
+# A step runs in its own process group: when this script is stopped, so is
+# the step under way (its ninja, its daemons), not left running.
+stop_step() {
+  [ -n "$STEP_PID" ] && kill -TERM -- -"$STEP_PID" 2>/dev/null
+  return 0
+}
+trap 'stop_step; exit 130' INT TERM
 run_step() {  # run_step [--limit SECONDS] NAME cmd...
   local limit=$STEP_LIMIT_DEFAULT
   if [ "$1" = --limit ]; then
@@ -74,6 +82,7 @@ run_step() {  # run_step [--limit SECONDS] NAME cmd...
   set -m
   "$@" >&"$fd" 2>&1 &
   pid=$!
+  STEP_PID=$pid
   set +m
   while kill -0 "$pid" 2>/dev/null; do
     if ((SECONDS - start > limit)); then
@@ -88,6 +97,7 @@ run_step() {  # run_step [--limit SECONDS] NAME cmd...
   done
   wait "$pid"
   rc=$?
+  STEP_PID=
   exec {fd}>&-
   wait "$teepid"  # tee has written everything
   status=PASSED
@@ -232,7 +242,7 @@ if [ -z "$ceph_tier_reason" ]; then
     "$REPO/cmake/ceph-build.sh"
   if [ "$FAILED" = 0 ]; then
     TESTDIR=$(mktemp -d /var/tmp/mimstore-tests.XXXXXX)
-    trap 'rm -rf "$TESTDIR"' EXIT
+    trap 'stop_step; rm -rf "$TESTDIR"' EXIT
     export MIMSTORE_TEST_DIR=$TESTDIR
     run_step "lock annotations over the store (clang -Wthread-safety, Ceph's include flags)" \
       "$REPO/qa/lock-annotations.sh" --store "$CEPH_BUILD_DIR"
