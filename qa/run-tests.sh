@@ -261,7 +261,7 @@ if [ -z "$ceph_tier_reason" ]; then
       --step "main=$MAIN_FILTER" --step "ops crash=$OPS_FILTER" \
       --step "crash loop=$LOOP_FILTER"
     run_step --limit 2400 "ceph_test_mimstore (replay, journal, differential, merge, config, faults, tools)" \
-      $PY "$REPO/qa/gtest_check.py" run --min 200 "${MIMSTORE_SKIPS[@]}" -- \
+      $PY "$REPO/qa/gtest_check.py" run --min 110 "${MIMSTORE_SKIPS[@]}" -- \
       "$BIN/ceph_test_mimstore" --gtest_brief=1 --gtest_filter="$MAIN_FILTER" \
       --log-file="$TESTDIR/ceph_test_mimstore.log"
     # The ObjectStore suite on mimstore (its instantiations found by
@@ -270,7 +270,7 @@ if [ -z "$ceph_tier_reason" ]; then
     objectstore_suite() {
       local merge=$1 jdata=${2:-false} filter
       filter=$("$REPO/qa/objectstore-filter.sh" "$MODE" "$BIN/ceph_test_objectstore") || return 1
-      (cd "$TESTDIR" && $PY "$REPO/qa/gtest_check.py" run --min 150 --param mimstore -- \
+      (cd "$TESTDIR" && $PY "$REPO/qa/gtest_check.py" run --min 120 --param mimstore -- \
          "$BIN/ceph_test_objectstore" --gtest_brief=1 \
          --gtest_filter="$filter" --mimstore_merge="$merge" \
          --mimstore_merge_data_in_journal="$jdata" \
@@ -283,7 +283,7 @@ if [ -z "$ceph_tier_reason" ]; then
       objectstore_suite true true
     run_step "ceph_test_objectstore on mimstore, merge off" objectstore_suite false
     run_step "ops crash tests (death inside split, merge, rename; clone replay)" \
-      $PY "$REPO/qa/gtest_check.py" run --min 40 -- \
+      $PY "$REPO/qa/gtest_check.py" run --min 45 -- \
       "$BIN/ceph_test_mimstore" --gtest_brief=1 --gtest_filter="$OPS_FILTER" \
       --log-file="$TESTDIR/ops_crash.log"
     run_step "crash loop (power loss at walking I/O points; merge off, on, on with data in a 512 B journal)" \
