@@ -79,18 +79,26 @@ def check_selection(tests, steps, excludes):
 
 
 def parse_run(output):
-    """gtest output -> (tests ran or None, [skipped names])."""
+    """gtest output -> (tests ran or None, [skipped names], skipped count
+    from the summary)."""
     ran = None
     m = re.search(r"^\[==========\] (\d+) tests? from \d+ test suites? ran", output, re.M)
     if m:
         ran = int(m.group(1))
-    skipped = sorted(set(re.findall(r"^\[  SKIPPED \] (\S+\.\S+)", output, re.M)))
-    return ran, skipped
+    skipped = sorted(set(re.findall(r"^\[  SKIPPED \] ([^\s.]+\.\S+) \(", output, re.M)) |
+                     set(re.findall(r"^\[  SKIPPED \] ([^\s.]+\.\S+)$", output, re.M)))
+    m = re.search(r"^\[  SKIPPED \] (\d+) tests?[,.]", output, re.M)
+    count = int(m.group(1)) if m else 0
+    return ran, skipped, count
 
 
 def check_run(rc, output, minimum, allow_skip, params=None, want_param=None):
     problems = []
-    ran, skipped = parse_run(output)
+    ran, skipped, count = parse_run(output)
+    if count > len(skipped):
+        # --gtest_brief=1 prints the count but not the names
+        problems.append("%d tests SKIPPED, %d of them named (run without --gtest_brief)"
+                        % (count, len(skipped)))
     if rc != 0:
         problems.append("exit status %d" % rc)
     if ran is None:
@@ -183,7 +191,7 @@ def main(argv):
         chunks.append(line)
     rc = p.wait()
     problems = check_run(rc, "".join(chunks), a.min, list(allow), params, a.param)
-    ran, skipped = parse_run("".join(chunks))
+    ran, skipped, _ = parse_run("".join(chunks))
     for t in skipped:
         for pat, why in allow.items():
             if fnmatch.fnmatchcase(t, pat):

@@ -97,6 +97,20 @@ class RunTest(unittest.TestCase):
         self.assertTrue(g.check_run(0, RUN_SKIP, 1, []))
         self.assertEqual([], g.check_run(0, RUN_SKIP, 1, ["*FullDataFilesystem"]))
 
+    def test_brief_skip_without_names_fails(self):
+        # --gtest_brief=1: the count, not the names (seen on mimcore_tests)
+        out = ("[==========] 263 tests from 34 test suites ran. (7 ms total)\n"
+               "[  PASSED  ] 262 tests.\n[  SKIPPED ] 1 test.\n")
+        p = g.check_run(0, out, 1, ["*"])
+        self.assertTrue(any("named" in x for x in p), p)
+
+    def test_per_test_skip_line_counts(self):
+        out = ("[ RUN      ] A.B\nx.cc:3: Skipped\n[  SKIPPED ] A.B (0 ms)\n"
+               "[==========] 1 test from 1 test suite ran. (1 ms total)\n"
+               "[  PASSED  ] 0 tests.\n[  SKIPPED ] 1 test, listed below:\n[  SKIPPED ] A.B\n")
+        self.assertEqual(["A.B"], g.parse_run(out)[1])
+        self.assertEqual([], g.check_run(0, out, 1, ["A.B"]))
+
     def test_exit_status(self):
         self.assertTrue(g.check_run(1, RUN_OK, 1, []))
 
