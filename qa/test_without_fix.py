@@ -60,6 +60,13 @@ class CheckFailedTest(unittest.TestCase):
         self.assertTrue(w.named_tests_failed("A.Two", 134, out)[0])
         self.assertFalse(w.named_tests_failed("A.One", 134, out)[0])
 
+    def test_parameterized_failure(self):
+        # seen in CI: a TEST_P's FAILED line names its parameter after a comma
+        out = ("[ RUN      ] Merge/S.T/on\n"
+               "[  FAILED  ] Merge/S.T/on, where GetParam() = 4-byte object <01-00 00-00> (92 ms)\n"
+               "[  FAILED  ] 1 test, listed below:\n")
+        self.assertTrue(w.named_tests_failed("*S.T*", 1, out)[0])
+
     def test_negative_patterns_ignored(self):
         self.assertEqual(["*Two*"], w.positive_patterns("*Two*:-*One*"))
 

@@ -45,9 +45,11 @@ def positive_patterns(gtest_filter):
 def failed_tests(output):
     """Tests that failed, and the one running when the output ends (a
     crash: started, never finished)."""
-    failed = set(re.findall(r"^\[  FAILED  \] (\S+) \(", output, re.M))
+    # "[  FAILED  ] Name (5 ms)", and for a parameterized test
+    # "[  FAILED  ] Name, where GetParam() = ... (5 ms)"
+    failed = set(re.findall(r"^\[  FAILED  \] ([^\s,]+\.[^\s,]+)", output, re.M))
     running = None
-    for m in re.finditer(r"^\[ (RUN     |      OK|  FAILED) \] (\S+)", output, re.M):
+    for m in re.finditer(r"^\[ (RUN     |      OK|  FAILED) \] ([^\s,]+)", output, re.M):
         running = m.group(2) if m.group(1).strip() == "RUN" else None
     if running:
         failed.add(running)
