@@ -237,15 +237,10 @@ int MIMStore::_collection_move_rename(const ApplyContext& ac,
   if (stale_dst && !ac.replaying) {
     return -EEXIST;  // like the other stores: never rename over an object
   }
-  int r = _take_cached(oldcid, ofname, Taken::WRITE_BACK);
-  if (r == 0) {
-    r = _take_cached(newcid, nfname, Taken::DISCARD);  // replaced
-  }
-  if (r < 0) {
-    return r;
-  }
+  _take_cached(oldcid, ofname, Taken::WRITE_BACK);
+  _take_cached(newcid, nfname, Taken::DISCARD);  // replaced
   ObjectFDRef f;
-  r = files->open_object(oldcid, oldoid, OpenMode::EXISTING, &f);
+  int r = files->open_object(oldcid, oldoid, OpenMode::EXISTING, &f);
   if (r < 0) {
     return r;
   }
@@ -301,18 +296,14 @@ int MIMStore::_collection_move_rename(const ApplyContext& ac,
 // then renamed over the real one, and a closed destination guard made
 // replay skip cached writes that had never reached the disk.
 
-int MIMStore::_begin_move(const ApplyContext& ac,
-                          const coll_t& cid, const coll_t& dest,
-                          const char* point)
+void MIMStore::_begin_move(const ApplyContext& ac,
+                           const coll_t& cid, const coll_t& dest,
+                           const char* point)
 {
-  int r = _collection_barrier(cid, dest);
-  if (r < 0) {
-    return r;
-  }
+  _collection_barrier(cid, dest);
   _set_collection_replay_guard(ac, cid, GuardState::IN_PROGRESS);
   _set_collection_replay_guard(ac, dest, GuardState::IN_PROGRESS);
   _debug_point(point);
-  return 0;
 }
 
 int MIMStore::_move_objects(Collection* sc, Collection* dc,
@@ -364,11 +355,8 @@ int MIMStore::_split_collection(const ApplyContext& ac,
   if (!sc || !dc) {
     return -ENOENT;
   }
-  int r = _begin_move(ac, cid, dest, "split:guarded");
-  if (r < 0) {
-    return r;
-  }
-  r = _move_objects(sc.get(), dc.get(),
+  _begin_move(ac, cid, dest, "split:guarded");
+  int r = _move_objects(sc.get(), dc.get(),
                     [&](const ghobject_t& o) { return o.match(bits, rem); });
   if (r < 0) {
     return r;
@@ -407,10 +395,7 @@ int MIMStore::_merge_collection(const ApplyContext& ac,
   }
   int r;
   if (!moved) {
-    r = _begin_move(ac, cid, dest, "merge:guarded");
-    if (r < 0) {
-      return r;
-    }
+    _begin_move(ac, cid, dest, "merge:guarded");
     r = _move_objects(sc.get(), dc.get(),
                       [](const ghobject_t&) { return true; });
     if (r < 0) {

@@ -280,13 +280,13 @@ int MIMStore::_require_object(const coll_t& cid, const ghobject_t& oid)
   return c && c->has(oid) ? 0 : -ENOENT;
 }
 
-int MIMStore::_take_cached(const coll_t& cid, const string& fname,
-                           Taken what)
+void MIMStore::_take_cached(const coll_t& cid, const string& fname,
+                            Taken what)
 {
   string cname = cid.to_str();
   mim::ObjectState st;
   if (!htmll->take_object(cname, fname, &st)) {
-    return 0;
+    return;
   }
   logger->inc(l_mimstore_take_object);
   if (what == Taken::WRITE_BACK) {
@@ -304,14 +304,13 @@ int MIMStore::_take_cached(const coll_t& cid, const string& fname,
   // Their sns are durable after the next sync: written, or superseded by
   // this op (which that sync covers).
   durability.release_after_sync(st.sns);
-  return 0;
 }
 
-int MIMStore::_take_cached_collection(const coll_t& cid)
+void MIMStore::_take_cached_collection(const coll_t& cid)
 {
   auto c = colls.get(cid);
   if (!c) {
-    return 0;
+    return;
   }
   std::vector<ghobject_t> objs;
   {
@@ -321,12 +320,8 @@ int MIMStore::_take_cached_collection(const coll_t& cid)
   for (auto& o : objs) {
     string fname = object_file_name(o);
     std::lock_guard ol(obj_locks.of(c->name, fname));
-    int r = _take_cached(cid, fname, Taken::WRITE_BACK);
-    if (r < 0) {
-      return r;
-    }
+    _take_cached(cid, fname, Taken::WRITE_BACK);
   }
-  return 0;
 }
 
 // ---------------------------------------------------------------------------
@@ -413,10 +408,7 @@ int MIMStore::_write(const ApplyContext& ac,
   }
   std::lock_guard ol(obj_locks.of(cname, fname));
   // Earlier cached bytes of this object must not land after this write.
-  r = _take_cached(cid, fname, Taken::WRITE_BACK);
-  if (r < 0) {
-    return r;
-  }
+  _take_cached(cid, fname, Taken::WRITE_BACK);
   if (cct->_conf->subsys.should_gather<ceph_subsys_mimstore, 20>()) {
     struct stat st;
     ::fstat(f->fd, &st);
@@ -455,10 +447,7 @@ int MIMStore::_zero(const ApplyContext& ac,
   if (r < 0) {
     return r;
   }
-  r = _take_cached(cid, fname, Taken::WRITE_BACK);
-  if (r < 0) {
-    return r;
-  }
+  _take_cached(cid, fname, Taken::WRITE_BACK);
   return files->zero(f, off, len);
 }
 
@@ -477,10 +466,7 @@ int MIMStore::_truncate(const ApplyContext& ac,
   if (r < 0) {
     return r;
   }
-  r = _take_cached(cid, fname, Taken::WRITE_BACK);
-  if (r < 0) {
-    return r;
-  }
+  _take_cached(cid, fname, Taken::WRITE_BACK);
   return files->truncate(f, size);
 }
 
@@ -511,11 +497,8 @@ int MIMStore::_remove(const ApplyContext& ac,
   }
   string fname = object_file_name(oid);
   std::lock_guard ol(obj_locks.of(c->name, fname));
-  int r = _take_cached(cid, fname, Taken::DISCARD);
-  if (r < 0) {
-    return r;
-  }
-  r = omap->clear(oid, &ac.spos);
+  _take_cached(cid, fname, Taken::DISCARD);
+  int r = omap->clear(oid, &ac.spos);
   if (r < 0 && r != -ENOENT) {
     return r;
   }
@@ -621,13 +604,9 @@ int MIMStore::_clone(const ApplyContext& ac,
   if (r < 0) {
     return r;
   }
-  r = _take_cached(cid, ofname, Taken::WRITE_BACK);
-  if (r == 0) {
-    r = _take_cached(cid, nfname, Taken::DISCARD);  // the clone replaces it all
-  }
-  if (r == 0) {
-    r = _open(ac, cid, newoid, OpenMode::CREATE, &nf);
-  }
+  _take_cached(cid, ofname, Taken::WRITE_BACK);
+  _take_cached(cid, nfname, Taken::DISCARD);  // the clone replaces it all
+  r = _open(ac, cid, newoid, OpenMode::CREATE, &nf);
   if (r == 0) {
     r = files->clone(of, nf);
   }
@@ -661,13 +640,11 @@ int MIMStore::_clone_range(const ApplyContext& ac,
   if (r < 0) {
     return r;
   }
-  r = _take_cached(cid, ofname, Taken::WRITE_BACK);
-  if (r == 0 && nfname != ofname) {
-    r = _take_cached(cid, nfname, Taken::WRITE_BACK);
+  _take_cached(cid, ofname, Taken::WRITE_BACK);
+  if (nfname != ofname) {
+    _take_cached(cid, nfname, Taken::WRITE_BACK);
   }
-  if (r == 0) {
-    r = _open(ac, cid, newoid, OpenMode::CREATE, &nf);
-  }
+  r = _open(ac, cid, newoid, OpenMode::CREATE, &nf);
   if (r < 0) {
     return r;
   }

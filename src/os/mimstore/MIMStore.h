@@ -578,12 +578,12 @@ class MIMStore : public ObjectStore {
   void _set_collection_replay_guard(const ApplyContext& ac, const coll_t& cid,
                                     GuardState state);
   /// Write the cached extents of both collections to their files, before
-  /// a collection guard (split, merge).
-  int _collection_barrier(const coll_t& a, const coll_t& b);
+  /// a collection guard (split, merge). A failed write back stops the store.
+  void _collection_barrier(const coll_t& a, const coll_t& b);
   /// Split and merge, before moving objects from cid to dest: the barrier,
   /// then in-progress guards on both; `point` names the moment after.
-  int _begin_move(const ApplyContext& ac,
-                  const coll_t& cid, const coll_t& dest, const char* point);
+  void _begin_move(const ApplyContext& ac,
+                   const coll_t& cid, const coll_t& dest, const char* point);
   /// Move the objects `which` selects from sc to dc (split, merge).
   int _move_objects(Collection* sc, Collection* dc,
                     const std::function<bool(const ghobject_t&)>& which);
@@ -595,8 +595,8 @@ class MIMStore : public ObjectStore {
   /// and write them to its file, so a non-write op sees them, or drop them
   /// (the op replaces them: remove). A failed write back stops the store
   /// (_write_back_failed). REQUIRES: the object's stripe lock.
-  int _take_cached(const coll_t& cid, const std::string& fname, Taken what);
-  int _take_cached_collection(const coll_t& cid);
+  void _take_cached(const coll_t& cid, const std::string& fname, Taken what);
+  void _take_cached_collection(const coll_t& cid);
   /// 0 if collection `cid` holds `oid`, else -ENOENT.
   int _require_object(const coll_t& cid, const ghobject_t& oid);
   int _open(const ApplyContext& ac,

@@ -225,15 +225,12 @@ void MIMStore::_set_collection_replay_guard(const ApplyContext& ac,
   }
 }
 
-int MIMStore::_collection_barrier(const coll_t& a, const coll_t& b)
+void MIMStore::_collection_barrier(const coll_t& a, const coll_t& b)
 {
   // FileStore synced before a split or merge guard for the same reason: the
   // guard makes replay skip every earlier op on these collections, so each
   // of them must be durable first, the merge cache's writes included (they
   // are only in memory and the journal). The guard's syncfs does the rest.
-  int r = _take_cached_collection(a);
-  if (r == 0) {
-    r = _take_cached_collection(b);
-  }
-  return r;
+  _take_cached_collection(a);
+  _take_cached_collection(b);
 }

@@ -23,6 +23,7 @@
  */
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 
@@ -48,8 +49,7 @@ class CheckpointTracker {
   /// still in the journal (it is trimmed only below the checkpoint), so
   /// no recorded sn is further ahead than that.
   static uint64_t window_for_journal(uint64_t max_live_sns) {
-    return max_live_sns + 64 > DEFAULT_MAX_WINDOW ? max_live_sns + 64
-                                                  : DEFAULT_MAX_WINDOW;
+    return std::max(max_live_sns + 64, DEFAULT_MAX_WINDOW);
   }
 
   /// All sns < first are durable. REQUIRES: first >= 1, max_window >= 64.
