@@ -518,8 +518,8 @@ class Sim {
 };
 
 // ThreadSanitizer makes the model's byte copies ~40x slower, and this test
-// is single-threaded: keep it short there (the concurrency tests are what
-// a TSAN run is for).
+// is single-threaded: keep it short there (the threaded tests are what a
+// TSAN run is for).
 #if defined(__SANITIZE_THREAD__)
 constexpr int OPS_PER_SEED = 600;
 #else

@@ -14,6 +14,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <thread>
 #include <vector>
 
 using namespace mim;
@@ -336,4 +339,63 @@ TEST(JournalPacer, ShareKeepsGenerationsNearHalfTheJournal)
   auto [lo, hi] = std::minmax_element(old.begin() + 1, old.end());
   EXPECT_GT(*hi, 0.8 * limit);
   EXPECT_LT(*lo, 0.3 * limit);
+}
+
+// The store calls the pacer from three threads at once: the flush thread
+// (sweep start, progress, end), the sync thread (sync_took) and every
+// submitting thread (delay, remaining, journal_ratio). Run them together
+// (ThreadSanitizer checks the locking in the test command's TSan step):
+// every delay stays within [0, max_delay] and the ratio stays positive.
+TEST(JournalPacer, FlushSyncAndSubmittersAtOnce)
+{
+  JournalPacer p(test_conf());
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> appended{0};
+  std::atomic<int> bad{0};
+  std::thread flusher([&] {
+    double now = 0;
+    for (int sweep = 0; sweep < 200; ++sweep) {
+      p.sweep_started(40, now);
+      for (uint64_t d = 1; d <= 40; ++d) {
+        now += 0.05;
+        p.sweep_progress(d);
+      }
+      if (sweep % 7 == 6) {
+        p.sweep_abandoned();
+      } else {
+        p.sweep_finished(now);
+      }
+    }
+    stop = true;
+  });
+  std::thread syncer([&] {
+    while (!stop) {
+      p.sync_took(0.01);
+      std::this_thread::yield();
+    }
+  });
+  std::vector<std::thread> submitters;
+  for (int t = 0; t < 3; ++t) {
+    submitters.emplace_back([&, t] {
+      double now = t;
+      while (!stop) {
+        const uint64_t a = appended.fetch_add(8192) + 8192;
+        const double d = p.delay(4096, int64_t(64 << 20) - int64_t(a % (64 << 20)),
+                                 a, now);
+        const double r = p.journal_ratio();
+        (void)p.remaining(now);
+        if (!(d >= 0 && d <= 1.0) || !(r > 0) || !std::isfinite(r)) {
+          ++bad;
+        }
+        now += 0.001;
+      }
+    });
+  }
+  flusher.join();
+  syncer.join();
+  for (auto& t : submitters) {
+    t.join();
+  }
+  EXPECT_EQ(0, bad.load());
+  EXPECT_GT(appended.load(), 0u);
 }
