@@ -346,13 +346,23 @@ TEST(JournalPacer, ShareKeepsGenerationsNearHalfTheJournal)
 // submitting thread (delay, remaining, journal_ratio). Run them together
 // (ThreadSanitizer checks the locking in the test command's TSan step):
 // every delay stays within [0, max_delay] and the ratio stays positive.
+// The flusher starts only once every submitter has made a call, and each
+// submitter makes a fixed number of calls before it looks at `stop`, so
+// the threads overlap however the scheduler runs them (a TSan run once
+// finished the 200 sweeps before any submitter started).
 TEST(JournalPacer, FlushSyncAndSubmittersAtOnce)
 {
   JournalPacer p(test_conf());
+  constexpr int kSubmitters = 3;
+  constexpr uint64_t kMinCalls = 2000;
   std::atomic<bool> stop{false};
+  std::atomic<int> started{0};
   std::atomic<uint64_t> appended{0};
   std::atomic<int> bad{0};
   std::thread flusher([&] {
+    while (started.load() < kSubmitters) {
+      std::this_thread::yield();
+    }
     double now = 0;
     for (int sweep = 0; sweep < 200; ++sweep) {
       p.sweep_started(40, now);
@@ -375,10 +385,10 @@ TEST(JournalPacer, FlushSyncAndSubmittersAtOnce)
     }
   });
   std::vector<std::thread> submitters;
-  for (int t = 0; t < 3; ++t) {
+  for (int t = 0; t < kSubmitters; ++t) {
     submitters.emplace_back([&, t] {
       double now = t;
-      while (!stop) {
+      for (uint64_t calls = 0; calls < kMinCalls || !stop; ++calls) {
         const uint64_t a = appended.fetch_add(8192) + 8192;
         const double d = p.delay(4096, int64_t(64 << 20) - int64_t(a % (64 << 20)),
                                  a, now);
@@ -388,6 +398,9 @@ TEST(JournalPacer, FlushSyncAndSubmittersAtOnce)
           ++bad;
         }
         now += 0.001;
+        if (calls == 0) {
+          ++started;
+        }
       }
     });
   }
@@ -397,5 +410,5 @@ TEST(JournalPacer, FlushSyncAndSubmittersAtOnce)
     t.join();
   }
   EXPECT_EQ(0, bad.load());
-  EXPECT_GT(appended.load(), 0u);
+  EXPECT_GE(appended.load(), kSubmitters * kMinCalls * 8192);
 }
