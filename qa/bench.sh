@@ -5,7 +5,7 @@
 #
 # With no options: 4 KiB random writes, 8 threads, uniform, 2 GiB image,
 # 1 OSD, pool size 1, profiles mimstore and mimstore-nomerge, 30 s warm-up +
-# 90 s measured each, HDDs emulated by qa/diskemu (hdd7200, write cache on);
+# 90 s measured each, HDDs emulated by qa/diskemu (exos-x24, write cache off);
 # prints the table, writes plots, cleans up.
 #
 # Profiles (vstart-configs/<name>.conf):
@@ -68,8 +68,11 @@
 #                               with direct I/O on its FUSE file)
 #                               throttle: a loop device on a sparse file under a
 #                               blkio IOPS and bandwidth throttle
-#   --hdd-preset NAME         emu: the emulated drive, hdd7200 | hdd10k (hdd7200)
-#   --hdd-write-cache on|off  emu: the emulated drives' volatile write cache (on)
+#   --hdd-preset NAME         emu: the emulated drive, exos-x24 | exos-m30 |
+#                             hdd7200 | hdd10k (exos-x24: calibrated against its
+#                             datasheet, qa/diskemu/README.md)
+#   --hdd-write-cache on|off  emu: the emulated drives' volatile write cache (off,
+#                             as Ceph advises for HDD OSDs; on is the bracket)
 #   --hdd-iops N              throttle: read and write IOPS (200)
 #   --hdd-mbps N              throttle: read and write MB/s (150)
 #   --hdd-size SZ|Nx          HDD size; thin (emu) or sparse (throttle) (1T).
@@ -150,8 +153,8 @@ pool_size=1
 pg_num=""
 pg_log=1000
 hdd=emu
-hdd_preset=hdd7200
-hdd_wcache=on
+hdd_preset=exos-x24
+hdd_wcache=off
 hdd_iops=200
 hdd_mbps=150
 hdd_opts_emu=""        # emu-only / throttle-only options given, to refuse them with the other kind

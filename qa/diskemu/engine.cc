@@ -226,11 +226,18 @@ void DiskEngine::dispatcher() {
   std::vector<PlatterWrite> platter;
   while (!stop_) {
     Action a;
-    while (drive_.plan(&a)) {
+    while (drive_.plan(&a, now_ns())) {
       inflight.push_back(a);
     }
     if (inflight.empty()) {
-      cv_.wait(l);
+      const ns_t wake = drive_.wake_at();
+      if (wake == std::numeric_limits<ns_t>::max() || wake <= now_ns()) {
+        // (a destage due now that plan() did not start: wait for news)
+        cv_.wait(l);
+      } else {
+        cv_.wait_until(l, std::chrono::steady_clock::time_point(
+                              std::chrono::nanoseconds(wake)));
+      }
       continue;
     }
     auto first = std::min_element(inflight.begin(), inflight.end(),

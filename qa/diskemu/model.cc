@@ -48,6 +48,49 @@ static std::map<std::string, DiskSpec> make_presets() {
     m[s.name] = s;
   }
   {
+    // Current 3.5" 7,200 rpm nearline drives (20-30 TB, 2023-2025). Their
+    // datasheets give the sustained rate, the cache and random 4 KiB IOPS
+    // at QD16 with the write cache disabled, nothing of the seek curve or
+    // the media cache: those are class figures or fitted (README,
+    // "Presets" and "Validation").
+    DiskSpec s;
+    s.rpm = 7200;
+    // Seek: the class's published figures (Toshiba MG series datasheet
+    // 2019: 8.5 ms read, 9.5 write; WD Ultrastar He10: 8.0 / 8.6); track to
+    // track and full stroke as hdd7200.
+    s.read_seek = {0.23, 8.5, 17.06};
+    s.write_seek = {0.44, 9.5, 18.08};
+    s.overhead_ms = 0.2;
+    s.interface_mb_s = 1200;        // SAS 12 Gb/s
+    s.cylinders = 600000;           // estimated
+    s.cache_bytes = 512ull << 20;   // datasheets (X24, Exos M: 512 MB)
+    s.stage_pos = 0.5;
+    s.stage_idle_ms = 50;           // estimated
+    s.stage_max_bytes = 128 << 10;  // estimated
+    DiskSpec x24 = s;
+    // Seagate Exos X24 datasheet DS2080: 285 MB/s max sustained; random
+    // 4K QD16 WCD 168 read / 550 write IOPS.
+    x24.name = "exos-x24";
+    x24.outer_mb_s = 285;
+    x24.inner_mb_s = 135;            // estimated (ID/OD as hdd7200)
+    x24.stage_bytes = 4ull << 30;    // estimated
+    x24.stage_ms = 1.6;              // fitted: 550 WCD writes/s at QD16
+    x24.source = "Seagate Exos X24 datasheet DS2080 (rate, cache, QD16 "
+                 "IOPS); seek: class figures; media cache: fitted";
+    m[x24.name] = x24;
+    DiskSpec m30 = s;
+    // Seagate Exos M 30TB (ST30000NM004K) datasheet DS2045: 275 MB/s max
+    // sustained; random 4K QD16 WCD 170 read / 350 write IOPS.
+    m30.name = "exos-m30";
+    m30.outer_mb_s = 275;
+    m30.inner_mb_s = 130;            // estimated
+    m30.stage_bytes = 4ull << 30;    // estimated
+    m30.stage_ms = 2.6;              // fitted: 350 WCD writes/s at QD16
+    m30.source = "Seagate Exos M 30TB datasheet DS2045 (rate, cache, QD16 "
+                 "IOPS); seek: class figures; media cache: fitted";
+    m[m30.name] = m30;
+  }
+  {
     // 2.5" 10,000 rpm SAS, the disk class of the MIM paper.
     DiskSpec s;
     s.name = "hdd10k";
@@ -134,17 +177,27 @@ bool parse_size(const std::string& s, uint64_t* out) {
 const char* spec_keys_help() {
   return "rpm, {read,write,}_{t2t,avg,full}_ms (e.g. write_avg_ms, avg_ms sets "
          "both), overhead_ms, outer_mbs, inner_mbs, iface_mbs, cylinders, "
-         "cache (bytes, K/M/G suffix), latency_us, rotational (0|1)";
+         "cache (bytes, K/M/G suffix), latency_us, rotational (0|1), "
+         "stage (media cache bytes, 0: none), stage_ms, stage_max (bytes), "
+         "stage_pos (0-1), stage_idle_ms";
 }
 
 bool set_spec_value(DiskSpec* s, const std::string& key,
                     const std::string& value, std::string* err) {
-  if (key == "cache") {
-    if (!parse_size(value, &s->cache_bytes)) {
-      *err = "bad size '" + value + "' for cache";
-      return false;
+  for (auto [k, field] : {std::pair<const char*, uint64_t DiskSpec::*>{
+                              "cache", &DiskSpec::cache_bytes},
+                            {"stage", &DiskSpec::stage_bytes},
+                            {"stage_max", &DiskSpec::stage_max_bytes}}) {
+    if (key == k) {
+      if (!parse_size(value, &(s->*field))) {
+        *err = "bad size '" + value + "' for " + key;
+        return false;
+      }
+      if (key != "cache") {   // (the cache size was never a mark)
+        s->name += "*";
+      }
+      return true;
     }
-    return true;
   }
   char* end = nullptr;
   double v = strtod(value.c_str(), &end);
@@ -174,6 +227,9 @@ bool set_spec_value(DiskSpec* s, const std::string& key,
   else if (key == "cylinders") { s->cylinders = static_cast<uint64_t>(v); }
   else if (key == "latency_us") { s->fixed_latency_us = v; }
   else if (key == "rotational") { s->rotational = v != 0; }
+  else if (key == "stage_ms") { s->stage_ms = v; }
+  else if (key == "stage_pos" && v <= 1) { s->stage_pos = v; }
+  else if (key == "stage_idle_ms") { s->stage_idle_ms = v; }
   else {
     *err = "unknown disk key '" + key + "' (known: " + spec_keys_help() + ")";
     return false;
@@ -294,7 +350,7 @@ ns_t HddModel::interface_time(uint64_t len) const {
 }
 
 Cost HddModel::cost(OpKind op, uint64_t off, uint64_t len, ns_t start,
-                    ns_t arrival) const {
+                    ns_t arrival, double seek_scale) const {
   (void)arrival;
   Cost c;
   if (!spec_.rotational) {
@@ -313,13 +369,14 @@ Cost HddModel::cost(OpKind op, uint64_t off, uint64_t len, ns_t start,
   c.overhead = overhead_;
   const SeekCurve& curve = seek_curve(op);
   if (!head_known_) {
-    c.seek = ms_to_ns(op == OpKind::READ ? spec_.read_seek.average_ms
-                                         : spec_.write_seek.average_ms);
+    c.seek = ms_to_ns((op == OpKind::READ ? spec_.read_seek.average_ms
+                                          : spec_.write_seek.average_ms) *
+                      seek_scale);
     c.moved = true;
   } else {
     double d = std::fabs(cylinder_of(off) - cylinder_of(head_off_));
     if (d >= 0.5) {     // else the same cylinder: rotation only
-      c.seek = ms_to_ns(curve.ms(d));
+      c.seek = ms_to_ns(curve.ms(d) * seek_scale);
       c.moved = true;
     }
   }

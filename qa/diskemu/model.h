@@ -60,6 +60,16 @@ struct DiskSpec {
   uint64_t cylinders = 100000;    ///< tracks per surface
   uint64_t cache_bytes = 0;       ///< volatile write cache
   double fixed_latency_us = 0;    ///< non-rotational devices: per command
+  /// Media cache (stage.h): bytes of platter a random write may be staged
+  /// in (0: none), the media time of one staged write beyond its overhead
+  /// and transfer (fitted to the datasheet's QD16 WCD write figure: not
+  /// published as such), the largest write staged, and where the band is
+  /// (fraction of the stroke).
+  uint64_t stage_bytes = 0;
+  double stage_ms = 0;
+  uint64_t stage_max_bytes = 128 << 10;
+  double stage_pos = 0.5;
+  double stage_idle_ms = 50;      ///< idle time before it destages
   std::string source;             ///< where the figures come from
 };
 
@@ -130,9 +140,11 @@ class HddModel {
            uint64_t capacity_bytes = 0, ns_t seq_window = -1);
 
   /// Cost of serving [off, off+len) starting at `start`, for a request that
-  /// reached the drive at `arrival`. Does not move the head.
+  /// reached the drive at `arrival`. Does not move the head. seek_scale:
+  /// this seek's deviation from the curve (a firmware drive's executed
+  /// seek; the rotational wait follows from where it really settles).
   Cost cost(OpKind op, uint64_t off, uint64_t len, ns_t start,
-            ns_t arrival) const;
+            ns_t arrival, double seek_scale = 1.0) const;
   /// Seek + rotation + overhead only (what SPTF compares).
   ns_t positioning(OpKind op, uint64_t off, ns_t start, ns_t arrival) const;
   /// The head ends at off+len at time end.
@@ -156,6 +168,8 @@ class HddModel {
   }
   const DiskSpec& spec() const { return spec_; }
   uint64_t disk_bytes() const { return disk_bytes_; }
+  /// The drive the emulated disk sits on (>= disk_bytes).
+  uint64_t capacity_bytes() const { return static_cast<uint64_t>(capacity_); }
   bool head_known() const { return head_known_; }
   uint64_t head_offset() const { return head_off_; }
 

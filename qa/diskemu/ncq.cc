@@ -2,6 +2,7 @@
 // vim: ts=8 sw=2 smarttab
 #include "ncq.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace diskemu {
@@ -10,6 +11,7 @@ bool parse_policy(const std::string& s, Policy* out) {
   if (s == "fifo") { *out = Policy::FIFO; return true; }
   if (s == "sptf") { *out = Policy::SPTF; return true; }
   if (s == "clook") { *out = Policy::CLOOK; return true; }
+  if (s == "fw") { *out = Policy::FW; return true; }
   return false;
 }
 
@@ -18,6 +20,7 @@ const char* policy_name(Policy p) {
   case Policy::FIFO: return "fifo";
   case Policy::SPTF: return "sptf";
   case Policy::CLOOK: return "clook";
+  case Policy::FW: return "fw";
   }
   return "?";
 }
@@ -33,7 +36,7 @@ static size_t oldest(const std::vector<Candidate>& c) {
 }
 
 size_t pick_next(Policy p, const HddModel& m, const std::vector<Candidate>& c,
-                 ns_t now, ns_t aging) {
+                 ns_t now, ns_t aging, const FwParams& fw) {
   size_t old = oldest(c);
   if (p == Policy::FIFO || c.size() == 1) {
     return old;
@@ -60,12 +63,37 @@ size_t pick_next(Policy p, const HddModel& m, const std::vector<Candidate>& c,
     }
     return ahead != c.size() ? ahead : lowest;
   }
-  // SPTF; ties go to the older command.
+  // FW rates only the `lookahead` oldest: the arrival a candidate must not
+  // be newer than.
+  ns_t newest = std::numeric_limits<ns_t>::max();
+  if (p == Policy::FW && fw.lookahead > 0 && fw.lookahead < c.size()) {
+    std::vector<ns_t> arr;
+    arr.reserve(c.size());
+    for (const Candidate& x : c) {
+      arr.push_back(x.arrival);
+    }
+    std::nth_element(arr.begin(), arr.begin() + (fw.lookahead - 1), arr.end());
+    newest = arr[fw.lookahead - 1];
+  }
+  // SPTF (and FW on its estimates); ties go to the older command.
   size_t best = old;
   ns_t best_t = std::numeric_limits<ns_t>::max();
   for (size_t i = 0; i < c.size(); i++) {
-    ns_t t = c[i].fixed_cost >= 0 ? c[i].fixed_cost
-                                  : m.positioning(c[i].op, c[i].off, now, c[i].arrival);
+    if (c[i].arrival > newest) {
+      continue;
+    }
+    ns_t t;
+    if (c[i].fixed_cost >= 0) {
+      t = c[i].fixed_cost;
+    } else if (p == Policy::FW) {
+      Cost k = m.cost(c[i].op, c[i].off, 0, now, c[i].arrival);
+      t = k.overhead + k.seek + k.rotation;
+      if (!k.sequential && k.rotation < fw.margin) {
+        t += m.revolution();
+      }
+    } else {
+      t = m.positioning(c[i].op, c[i].off, now, c[i].arrival);
+    }
     if (t < best_t || (t == best_t && c[i].arrival < c[best].arrival)) {
       best = i;
       best_t = t;

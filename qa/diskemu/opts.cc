@@ -40,6 +40,21 @@ bool parse_drive_key(const std::string& key, const std::string& value,
     o->seq_window = static_cast<ns_t>(x * 1000);
   } else if (key == "capacity") {
     if (!parse_size(value, &o->capacity_bytes)) return bad();
+  } else if (key == "fw_margin_us") {
+    if (!number(value, &x)) return bad();
+    o->fw_margin = static_cast<ns_t>(x * 1000);
+  } else if (key == "fw_lookahead") {
+    if (!number(value, &x)) return bad();
+    o->fw_lookahead = static_cast<uint32_t>(x);
+  } else if (key == "seek_err") {
+    if (!number(value, &x) || x >= 1) return bad();
+    o->seek_err = x;
+  } else if (key == "seed") {
+    if (!number(value, &x)) return bad();
+    o->seed = static_cast<uint64_t>(x);
+  } else if (key == "stage_window") {
+    if (!number(value, &x) || x < 1) return bad();
+    o->stage_window = static_cast<uint32_t>(x);
   } else {
     return false;
   }
@@ -52,7 +67,9 @@ bool parse_drive_option(const std::string& flag, const std::string& value,
     {"--queue-depth", "qd"}, {"--sched", "sched"}, {"--aging-ms", "aging_ms"},
     {"--write-cache", "wc"}, {"--cache", "cache_bytes"},
     {"--destage-window", "destage_window"}, {"--seq-window-us", "seq_window_us"},
-    {"--capacity", "capacity"},
+    {"--capacity", "capacity"}, {"--fw-margin-us", "fw_margin_us"},
+    {"--fw-lookahead", "fw_lookahead"}, {"--seek-err", "seek_err"},
+    {"--seed", "seed"}, {"--stage-window", "stage_window"},
   };
   for (auto& m : map) {
     if (flag == m.flag) {
@@ -65,7 +82,8 @@ bool parse_drive_option(const std::string& flag, const std::string& value,
 const char* drive_options_help() {
   return
     "  --queue-depth N       commands the drive holds and reorders (32)\n"
-    "  --sched sptf|clook|fifo  reordering (sptf)\n"
+    "  --sched fw|sptf|clook|fifo  reordering (fw: as firmware does, with a\n"
+    "                        margin and seek variation; sptf: ideal)\n"
     "  --aging-ms N          a command older than this goes first (1000; 0 off)\n"
     "  --write-cache on|off  volatile write cache (off)\n"
     "  --cache SIZE          its size (the model's datasheet figure)\n"
@@ -73,7 +91,13 @@ const char* drive_options_help() {
     "  --seq-window-us N     how late a sequential command may arrive and\n"
     "                        still continue without a rotation (1000)\n"
     "  --capacity SIZE       the emulated disk is the first SIZE bytes' worth of\n"
-    "                        a drive this big (default: spans the whole stroke)\n";
+    "                        a drive this big (default: spans the whole stroke)\n"
+    "  --fw-margin-us N      fw: rotational slack it insists on (300)\n"
+    "  --fw-lookahead N      fw: oldest commands it rates (0: all)\n"
+    "  --seek-err X          fw: executed seeks vary within +-X of the curve (0.03)\n"
+    "  --seed N              fw: the seek variation's seed (1)\n"
+    "  --stage-window N      staged writes the media cache's destage\n"
+    "                        reorders over (64)\n";
 }
 
 }  // namespace diskemu

@@ -172,9 +172,10 @@ ReplayResult replay(const DiskSpec& spec, uint64_t disk_bytes,
   std::vector<Action> inflight;
   std::vector<HostReq*> done;
   std::vector<PlatterWrite> platter;
+  ns_t now = 0;
   for (;;) {
     Action a;
-    while (drive.plan(&a)) {
+    while (drive.plan(&a, now)) {
       inflight.push_back(a);
     }
     ns_t t_fin = INF;
@@ -184,8 +185,16 @@ ReplayResult replay(const DiskSpec& spec, uint64_t disk_bytes,
     ns_t t_arr = mode == ReplayMode::OPEN && next < n ? trace[next].t : INF;
     ns_t t = std::min(t_fin, t_arr);
     if (t == INF) {
-      break;
+      // Nothing in flight or coming: an idle media-cache destage may still
+      // be due (run them all: the stats count the drive's whole work).
+      t = drive.wake_at();
+      if (t == INF || t <= now) {
+        break;    // (due by now and not planned: nothing more will start)
+      }
+      now = t;
+      continue;
     }
+    now = t;
     // Everything that happens at t before the drive plans again: first the
     // completions (a closed-loop client issues its next request then), then
     // the arrivals. So an open-loop replay of a closed-loop stream sees the

@@ -162,7 +162,7 @@ LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
 # without write cache: the cache drains between runs are not in the trace).
 for d in nc ck; do
   stats "$d" >"$WORK/final_$d.json"
-  sched=sptf
+  sched=fw   # the daemon's default
   [ "$d" = ck ] && sched=clook
   "$BUILD/diskemu-replay" --model "$MODEL" --size "$SIZE" --sched "$sched" \
     --mode open "$WORK/trace.csv.$d" >"$WORK/replay_$d.json"

@@ -7,7 +7,7 @@
 #           emu (default): the HDD emulator qa/diskemu. One daemon per run
 #             serves a file per disk, $TB_EMU_MNT/hdd$i (FUSE, thin backing
 #             file $TB_DIR/hdd$i.img on the local disk), emulated size
-#             $TB_HDD_SIZE, disk model $TB_EMU_PRESET (hdd7200, hdd10k), write
+#             $TB_HDD_SIZE, disk model $TB_EMU_PRESET (exos-x24 by default), write
 #             cache $TB_EMU_WCACHE; a loop device with direct I/O on that
 #             file. Every request is answered when the modelled disk (seek,
 #             rotation, NCQ, write cache) would have completed it.
@@ -46,11 +46,13 @@
 
 TB_HDD_KIND=${TB_HDD_KIND:-emu}         # emu (qa/diskemu) or throttle (blkio throttle)
 TB_HDD_SIZE=${TB_HDD_SIZE:-1T}          # sparse / thin; the size of a 1 TB-class disk
-TB_EMU_PRESET=${TB_EMU_PRESET:-hdd7200} # emu: the emulator's disk model (hdd7200, hdd10k)
-# emu: the drives' volatile write cache. On, as drives ship: writes are
+TB_EMU_PRESET=${TB_EMU_PRESET:-exos-x24} # emu: the emulator's disk model (exos-x24, exos-m30, hdd7200, hdd10k)
+# emu: the drives' volatile write cache. Off by default, as Ceph's hardware
+# recommendations advise for HDD OSDs (writes then need the media; a drive
+# with a media cache stages random ones). On, as drives ship: writes are
 # acknowledged from the cache, FLUSH/FUA (fsync through the loop) waits for
 # the platter, a sustained load runs at the destage rate.
-TB_EMU_WCACHE=${TB_EMU_WCACHE:-on}
+TB_EMU_WCACHE=${TB_EMU_WCACHE:-off}
 DISKEMU_BUILD=${DISKEMU_BUILD:-${MIMSTORE_WORKDIR:-/var/tmp/mimstore}/diskemu-build}
 TB_EMU_BIN=${TB_EMU_BIN:-$DISKEMU_BUILD/diskemu}
 TB_NVME_SIZE=${TB_NVME_SIZE:-1G}        # journal / block.db per OSD
@@ -322,8 +324,8 @@ tb_hdd_check() {
   esac
   [[ $TB_HDD_KIND == emu ]] || return 0
   case $TB_EMU_PRESET in
-    hdd7200|hdd10k) ;;
-    *) die "emulated HDD preset must be hdd7200 or hdd10k (--hdd-preset, TB_EMU_PRESET), not '$TB_EMU_PRESET'" ;;
+    exos-x24|exos-m30|hdd7200|hdd10k) ;;
+    *) die "emulated HDD preset must be exos-x24, exos-m30, hdd7200 or hdd10k (--hdd-preset, TB_EMU_PRESET), not '$TB_EMU_PRESET'" ;;
   esac
   [[ $TB_EMU_WCACHE == on || $TB_EMU_WCACHE == off ]] ||
     die "emulated HDD write cache must be on or off (--hdd-write-cache, TB_EMU_WCACHE), not '$TB_EMU_WCACHE'"

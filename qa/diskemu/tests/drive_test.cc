@@ -45,6 +45,7 @@ TEST(Queue, DepthCapsWhatTheDriveReorders) {
   // 64 queued, depth 1: the drive sees them one by one (FIFO in effect).
   auto trace = random_writes(64, 64 * GiB, 3);
   DriveOptions o;
+  o.policy = Policy::SPTF;   // (fw's executed seeks vary: not FIFO's)
   o.queue_depth = 1;
   ReplayResult r1 = replay(hdd7200(), 64 * GiB, o, trace, ReplayMode::OPEN);
   o.queue_depth = 32;
