@@ -296,7 +296,7 @@ if [ -z "$ceph_tier_reason" ]; then
       $PY "$REPO/qa/gtest_check.py" run --min 45 -- \
       "$BIN/ceph_test_mimstore" --gtest_filter="$OPS_FILTER" \
       --log-file="$TESTDIR/ops_crash.log"
-    run_step "crash loop (power loss at walking I/O points; merge off, on, on with data in a 512 B journal)" \
+    run_step "crash loop (power loss at walking I/O points; merge off, on, on with data in a 512 B journal, on with 8 collections; cuts inside a journal wrap)" \
       "$REPO/qa/crash/crash-loop.sh" "$MODE"
     # The same with XFS's metadata log modelled: 60 points here, 200 for
     # each of three seeds in --long.

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <mutex>
 #include <sstream>
 
@@ -28,7 +29,11 @@ class CrashFile : public rocksdb::WritableFileWrapper {
 
   Status Append(const Slice& data) override {
     return env->unless_crashed([&] {
-      Status s = file->Append(data);
+      Status s = env->injected(path, false);
+      if (!s.ok()) {
+        return s;
+      }
+      s = file->Append(data);
       if (s.ok()) {
         written_to(end + data.size());
       }
@@ -41,7 +46,11 @@ class CrashFile : public rocksdb::WritableFileWrapper {
   }
   Status PositionedAppend(const Slice& data, uint64_t off) override {
     return env->unless_crashed([&] {
-      Status s = file->PositionedAppend(data, off);
+      Status s = env->injected(path, false);
+      if (!s.ok()) {
+        return s;
+      }
+      s = file->PositionedAppend(data, off);
       if (s.ok()) {
         written_to(std::max<uint64_t>(end, off + data.size()));
       }
@@ -83,7 +92,11 @@ class CrashFile : public rocksdb::WritableFileWrapper {
   Status sync(bool full) {
     return env->unless_crashed([&] {
       uint64_t upto = end;  // appends racing with the sync are not covered
-      Status s = full ? file->Fsync() : file->Sync();
+      Status s = env->injected(path, true);
+      if (!s.ok()) {
+        return s;
+      }
+      s = full ? file->Fsync() : file->Sync();
       if (s.ok()) {
         env->note_sync(path, upto);
       }
@@ -137,6 +150,38 @@ void CrashRocksEnv::track(const std::string& f, uint64_t start)
     p->second.written = start;
     p->second.synced = std::min(p->second.synced, start);
   }
+}
+
+void CrashRocksEnv::set_fail_rules(const std::vector<mim::fail_rule_t>& all)
+{
+  std::lock_guard l(rules_lock);
+  rules.clear();
+  for (const auto& r : all) {
+    if (r.ops & (mim::FAULT_OP_DB_WRITE | mim::FAULT_OP_DB_SYNC)) {
+      rules.push_back(r);
+    }
+  }
+  rule_seen.assign(rules.size(), 0);
+}
+
+rocksdb::Status CrashRocksEnv::injected(const std::string& f, bool sync)
+{
+  const uint32_t op = sync ? mim::FAULT_OP_DB_SYNC : mim::FAULT_OP_DB_WRITE;
+  std::lock_guard l(rules_lock);
+  for (size_t i = 0; i < rules.size(); ++i) {
+    const mim::fail_rule_t& r = rules[i];
+    if (!(r.ops & op) ||
+        (!r.path.empty() && f.find(r.path) == std::string::npos)) {
+      continue;
+    }
+    const uint64_t seen = ++rule_seen[i];
+    if (seen == r.nth || (r.and_after && seen > r.nth)) {
+      const std::string what = std::string("injected by mimstore_debug_fault (") +
+        (sync ? "dbsync " : "dbwrite ") + f + ")";
+      return r.err == ENOSPC ? Status::NoSpace(what) : Status::IOError(what);
+    }
+  }
+  return Status::OK();
 }
 
 rocksdb::Status CrashRocksEnv::NewWritableFile(

@@ -28,10 +28,16 @@
  * where a real crash would leave the old log's bytes after it: RocksDB
  * reads both as the end of the log.
  *
+ * Injected errors: the fault spec's "dbwrite" and "dbsync" rules fail the
+ * Nth matching append or sync (path: a substring of the file's) with
+ * NoSpace (enospc) or IOError (any other errno), without doing it, as a
+ * disk that fails or fills under RocksDB would.
+ *
  * Locking: `lock` (shared by every write and sync, exclusive in crash())
  * makes the cut atomic against RocksDB's threads; `files_lock` guards
- * `files` (RocksDB may sync a WAL from one thread while another appends).
- * Order: lock, then files_lock.
+ * `files` (RocksDB may sync a WAL from one thread while another appends);
+ * `rules_lock` guards the fail rules and their counts. Order: lock, then
+ * files_lock or rules_lock.
  */
 #pragma once
 
@@ -44,7 +50,11 @@
 #include <shared_mutex>
 #include <string>
 
+#include <vector>
+
 #include <rocksdb/env.h>
+
+#include "core/fault_io_env.h"
 
 namespace mimstore {
 
@@ -64,6 +74,12 @@ class CrashRocksEnv : public rocksdb::EnvWrapper {
   /// not return. Default: wait for the signal or _exit that ends the
   /// process. Tests set one that exits with a code they recognise.
   void set_after_crash(std::function<void()> f);
+  /// The spec's fail rules; those with dbwrite or dbsync are kept. Set
+  /// before the database opens.
+  void set_fail_rules(const std::vector<mim::fail_rule_t>& rules);
+  /// The error a rule injects into this append (sync false) or sync of
+  /// `f`, or OK. Counts the call against the matching rules.
+  rocksdb::Status injected(const std::string& f, bool sync);
 
   rocksdb::Status NewWritableFile(
     const std::string& f, std::unique_ptr<rocksdb::WritableFile>* r,
@@ -109,6 +125,9 @@ class CrashRocksEnv : public rocksdb::EnvWrapper {
   bool is_crashed = false;                  ///< GUARDED_BY(lock)
   std::mutex files_lock;
   std::map<std::string, FileState> files;  ///< by path; GUARDED_BY(files_lock)
+  std::mutex rules_lock;
+  std::vector<mim::fail_rule_t> rules;      ///< GUARDED_BY(rules_lock)
+  std::vector<uint64_t> rule_seen;          ///< GUARDED_BY(rules_lock)
   std::mt19937_64 rng;                      ///< used in crash() only
   std::function<void()> after_crash;        ///< GUARDED_BY(lock)
   Mode mode;

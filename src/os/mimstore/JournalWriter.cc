@@ -243,8 +243,14 @@ void JournalWriter::issue_batch(Batch* bp, const mim::BatchPlacement& pl)
     if (pl.wrap) {
       struct iovec w = {bp->wrap_buf, dev.block_size()};
       wrap_r = io->aio_submit_write(dev.fd(), &w, 1, pl.wrap_off, bp);
+      if (debug_point) {
+        debug_point("journal:wrap_submitted");
+      }
     }
     int r = io->aio_submit_write(dev.fd(), iov, 1, pl.off, bp);
+    if (pl.wrap && debug_point) {
+      debug_point("journal:wrap_batch_submitted");
+    }
     // A write that was not submitted ends here, one that was in the
     // reaper. Once both are submitted, bp is the reaper's alone (it may
     // already be completed and freed); while one is not, ios_left keeps
@@ -263,9 +269,15 @@ void JournalWriter::issue_batch(Batch* bp, const mim::BatchPlacement& pl)
     int r = 0;
     if (pl.wrap) {
       r = dev.write_sync(pl.wrap_off, bp->wrap_buf, dev.block_size());
+      if (debug_point) {
+        debug_point("journal:wrap_submitted");
+      }
     }
     if (r == 0) {
       r = dev.write_sync(pl.off, bp->buf, bp->len);
+      if (pl.wrap && debug_point) {
+        debug_point("journal:wrap_batch_submitted");
+      }
     }
     mim::MutexLock l(lock);
     bp->error = r;

@@ -64,6 +64,13 @@ class JournalWriter {
   void set_pressure_callback(std::function<void()> f) {
     on_pressure = std::move(f);
   }
+  /// Tests: called at named points of a wrap on the writer thread
+  /// ("journal:wrap_submitted" after the WRAP block's write is issued and
+  /// before its batch's, "journal:wrap_batch_submitted" after both), so a
+  /// crash test can cut power between the two. Set before start().
+  void set_debug_point(std::function<void(const char*)> f) {
+    debug_point = std::move(f);
+  }
 
   /// Start writing entries of generation `gen` from sn `next_sn` on at
   /// `head`; the entries from `tail` to `head` are live, their batches in
@@ -164,6 +171,7 @@ class JournalWriter {
   PerfCounters* const logger;
   JournalDevice& dev;
   std::function<void()> on_pressure;  ///< set before start()
+  std::function<void(const char*)> debug_point;  ///< set before start()
 
   /// Protects everything below.
   mutable mim::Mutex lock;

@@ -127,6 +127,10 @@ class MIMJournal {
   void set_pressure_callback(std::function<void()> f) {
     writer.set_pressure_callback(std::move(f));
   }
+  /// Tests: the writer's named points (JournalWriter::set_debug_point).
+  void set_debug_point(std::function<void(const char*)> f) {
+    writer.set_debug_point(std::move(f));
+  }
 
   /// Read `len` bytes at device offset `off` (a payload offset from a
   /// submit() callback plus an offset inside the payload) into `dst`.

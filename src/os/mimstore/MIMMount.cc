@@ -209,6 +209,7 @@ int MIMStore::_open_db(bool create)
       mode == mim::crash_mode_t::DROP ? CrashRocksEnv::Mode::DROP :
       mode == mim::crash_mode_t::KEEP ? CrashRocksEnv::Mode::KEEP :
       CrashRocksEnv::Mode::RANDOM);
+    env->set_fail_rules(fault_spec.fails);
   }
   db = KeyValueDB::create(cct, "rocksdb", dir, {}, env);
   if (!db) {
@@ -566,6 +567,7 @@ int MIMStore::_start_after_replay()
   }
   journal->set_pressure_callback(
     [this] { _request_freeze(mim::FlushTrigger::JOURNAL_PRESSURE); });
+  journal->set_debug_point([this](const char* where) { _debug_point(where); });
   // Before the journal takes a transaction: from here until a clean stop
   // it may hold some that are not in the object files. (Not earlier: a
   // mount that fails before this point, e.g. on a journal it refuses,
@@ -832,6 +834,36 @@ uint64_t MIMStore::debug_fault_io_count() const
     return static_cast<mim::FaultIoEnv*>(io_fault.get())->io_count();
   }
   return fault_io_count;
+}
+
+bool MIMStore::debug_fault_crash(const char* where)
+{
+  if (!io_fault) {
+    return false;
+  }
+  static_cast<mim::FaultIoEnv*>(io_fault.get())->crash_here(where);
+  return true;  // (only when the callback, the store's, did not exit)
+}
+
+int MIMStore::debug_fault_set_spec(const std::string& spec)
+{
+  if (!io_fault) {
+    return -ENODEV;
+  }
+  mim::fault_spec_t parsed;
+  std::string err;
+  int r = mim::parse_fault_spec(spec, &parsed, &err);
+  if (r < 0) {
+    derr << "mimstore_debug_fault: " << err << dendl;
+    return r;
+  }
+  static_cast<mim::FaultIoEnv*>(io_fault.get())->set_spec(parsed);
+  // The omap database's rules (dbwrite, dbsync) go to its env, counted
+  // from here: a test arms them after the mount's own appends and syncs.
+  if (auto* env = rocks_crash_env.load()) {
+    env->set_fail_rules(parsed.fails);
+  }
+  return 0;
 }
 
 uint64_t MIMStore::debug_fault_delayed_writes() const

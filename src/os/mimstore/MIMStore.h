@@ -265,13 +265,25 @@ class MIMStore : public ObjectStore {
   /// Tests: writes a delay rule of the fault seam has held so far (0
   /// without the seam).
   uint64_t debug_fault_delayed_writes() const;
+  /// Tests: power loss now at `where`, as the fault seam's crash_at cuts
+  /// (unsynced writes and RocksDB's rolled back by the spec's mode, then
+  /// the process exits 77); returns false only without the seam. For a
+  /// debug hook that cuts at a named point.
+  bool debug_fault_crash(const char* where);
+  /// Tests: replace the fault seam's spec on a mounted store (a rule that
+  /// must not fire during the mount), the omap database's dbwrite and
+  /// dbsync rules included (their counts start again); -EINVAL if it does
+  /// not parse, -ENODEV without the seam.
+  int debug_fault_set_spec(const std::string& spec);
   /// Tests: called at named points inside multi-step ops (split, merge,
   /// rename) on the apply thread, so a crash test can die exactly there,
   /// after each object of a sweep on the flush thread ("flush:object"),
   /// on the sync thread before the journal's tail moves
   /// ("sync:checkpoint"), and in write_back_all() on its caller's thread
   /// before and after it queues its request ("write_back_all:want",
-  /// "write_back_all:queued"). May be set at any time: a point already
+  /// "write_back_all:queued"), and on the journal's writer thread between
+  /// a wrap's two writes ("journal:wrap_submitted",
+  /// "journal:wrap_batch_submitted"). May be set at any time: a point already
   /// in the old hook finishes there, later points call the new one.
   void set_debug_hook(std::function<void(const char*)> f) {
     auto h = f ? std::make_shared<const std::function<void(const char*)>>(

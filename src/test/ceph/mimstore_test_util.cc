@@ -280,11 +280,16 @@ std::string diff_state(const StoreState& a, const StoreState& b)
   return "";
 }
 
-RandomTxns::RandomTxns(uint64_t seed, int ncolls, int objs_per_coll)
-  : rng(seed)
+RandomTxns::RandomTxns(uint64_t seed, int ncolls, int objs_per_coll,
+                       bool wide_)
+  : rng(seed), wide(wide_), bits(wide_ ? 3 : 1)
 {
-  // The hash's low bit names the base collection, bit 1 the split side.
-  ceph_assert(ncolls == 2);
+  // The hash's low `bits` bits name the base collection, the next one the
+  // split side.
+  if (wide) {
+    ncolls = 8;
+  }
+  ceph_assert(ncolls == 1 << bits);
   for (int c = 0; c < ncolls; ++c) {
     colls.push_back(coll_t(spg_t(pg_t(c, 1))));
     objs.emplace_back();
@@ -299,7 +304,8 @@ RandomTxns::RandomTxns(uint64_t seed, int ncolls, int objs_per_coll)
       // the low bit is the base collection's; bit 1 decides the side of
       // a split
       hobject_t h(object_t(name), "", CEPH_NOSNAP,
-                  (uint32_t(rng()) & ~0x1u) | c, 1, i == 3 ? "ns" : "");
+                  (uint32_t(rng()) & ~uint32_t(ncolls - 1)) | c, 1,
+                  i == 3 ? "ns" : "");
       objs.back().push_back(ghobject_t(h));
     }
   }
@@ -312,7 +318,7 @@ std::vector<ObjectStore::Transaction> RandomTxns::setup()
   std::vector<ObjectStore::Transaction> out;
   for (auto& c : colls) {
     ObjectStore::Transaction t;
-    t.create_collection(c, 1);
+    t.create_collection(c, bits);  // (1, wide 3)
     out.push_back(std::move(t));
   }
   return out;
@@ -329,9 +335,10 @@ coll_t pg_coll(uint32_t ps)
 
 coll_t RandomTxns::home(const ghobject_t& o) const
 {
-  uint32_t c = o.hobj.get_hash() & 1;
-  if (split[c] && o.match(2, c + 2)) {
-    return pg_coll(c + 2);
+  const uint32_t n = colls.size();
+  uint32_t c = o.hobj.get_hash() & (n - 1);
+  if (split[c] && o.match(bits + 1, c + n)) {
+    return pg_coll(c + n);
   }
 
   return colls[c];
@@ -345,21 +352,25 @@ void RandomTxns::collection_event(ObjectStore::Transaction& t, int c,
     // split c into c+n (bits 1 -> 2), or merge it back
     coll_t child = pg_coll(c + n);
     if (!split[c]) {
-      t.create_collection(child, 2);
-      t.split_collection(colls[c], 2, c + n, child);
+      t.create_collection(child, bits + 1);
+      t.split_collection(colls[c], bits + 1, c + n, child);
       if (created) {
         created->push_back(child);
       }
     } else {
-      t.merge_collection(child, colls[c], 1);
+      t.merge_collection(child, colls[c], bits);
     }
     split[c] = !split[c];
+    last_coll = colls[c];
     return;
   }
-  // PG deletion: objects (data, omap, xattrs) then the collection
-  coll_t del = pg_coll(8 + c);
-  ghobject_t a(hobject_t(object_t("del_a"), "", CEPH_NOSNAP, 8 + c, 1, ""));
-  ghobject_t b(hobject_t(object_t("del_b"), "", CEPH_NOSNAP, 8 + c, 1, ""));
+  // PG deletion: objects (data, omap, xattrs) then the collection (ps 4n+c:
+  // clear of the base collections and their split children)
+  const uint32_t dps = 4 * n + c;
+  coll_t del = pg_coll(dps);
+  ghobject_t a(hobject_t(object_t("del_a"), "", CEPH_NOSNAP, dps, 1, ""));
+  ghobject_t b(hobject_t(object_t("del_b"), "", CEPH_NOSNAP, dps, 1, ""));
+  last_coll = del;
   if (!deleting[c]) {
     t.create_collection(del, 0);
     ceph::bufferlist d1, d2;
@@ -415,17 +426,40 @@ std::string RandomTxns::random_data(size_t len)
   return s;
 }
 
+size_t RandomTxns::value_len(size_t small)
+{
+  if (wide && rng() % 8 == 0) {
+    return 1 + rng() % (64 << 10);
+  }
+  return small;
+}
+
 ObjectStore::Transaction RandomTxns::next(std::vector<coll_t>* created)
 {
   ObjectStore::Transaction t;
   int c = rng() % colls.size();
+  last_changed = false;
   if (rng() % 16 == 0) {
     collection_event(t, c, created);
+    if (wide) {
+      last_changed = true;
+      return t;  // alone: its collection's handle, nothing in flight
+    }
   }
   int nops = 1 + rng() % 3;
+  bool have_home = false;
   for (int k = 0; k < nops; ++k) {
     ghobject_t o = pick_obj(c);
     const coll_t cid = home(o);
+    if (wide) {
+      // one collection per transaction: the first object's
+      if (!have_home) {
+        last_coll = cid;
+        have_home = true;
+      } else if (!(cid == last_coll)) {
+        continue;
+      }
+    }
     int kind = rng() % 100;
     if (kind < 55) {
       uint64_t off, len;
@@ -459,11 +493,16 @@ ObjectStore::Transaction RandomTxns::next(std::vector<coll_t>* created)
       std::map<std::string, ceph::bufferlist, std::less<>> attrs;
       for (int a = 0; a < 2; ++a) {
         attrs["attr" + std::to_string(rng() % 4)].append(
-          random_data(1 + rng() % 300));
+          random_data(value_len(1 + rng() % 300)));
       }
       t.setattrs(cid, o, attrs);
     } else if (kind < 78) {
-      t.rmattr(cid, o, "attr" + std::to_string(rng() % 4));
+      if (wide && rng() % 3 == 0) {
+        t.touch(cid, o);
+        t.rmattrs(cid, o);
+      } else {
+        t.rmattr(cid, o, "attr" + std::to_string(rng() % 4));
+      }
     } else if (kind < 81) {
       ghobject_t d = pick_obj(c);
       t.touch(cid, o);
@@ -486,7 +525,7 @@ ObjectStore::Transaction RandomTxns::next(std::vector<coll_t>* created)
       std::map<std::string, ceph::bufferlist> kv;
       for (int a = 0; a < 3; ++a) {
         kv[omap_key(rng() % 20)].append(
-          random_data(rng() % 200));
+          random_data(value_len(rng() % 200)));
       }
       t.omap_setkeys(cid, o, kv);
     } else if (kind < 92) {

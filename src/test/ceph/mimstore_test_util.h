@@ -135,9 +135,23 @@ std::string diff_state(const StoreState& a, const StoreState& b);
 /// (base collection c, bits 1, splits into c+2 with bits 2) or the merge
 /// back, or a PG-deletion-like pair (a collection made and filled, later
 /// emptied and removed in one transaction).
+///
+/// Wide (the crash loop's on_wide setting): 8 base collections (hash bits
+/// 3; a split makes c+8 with bits 4), each transaction's ops on objects of
+/// one collection (the one collection() names, for its handle, as the OSD
+/// queues a PG's transactions on that PG's), a collection change alone in
+/// its transaction; and larger values: an xattr or omap value up to 64 KiB
+/// one time in eight, rmattrs (every xattr at once) beside rmattr.
 class RandomTxns {
  public:
-  RandomTxns(uint64_t seed, int colls = 2, int objs_per_coll = 12);
+  RandomTxns(uint64_t seed, int colls = 2, int objs_per_coll = 12,
+             bool wide = false);
+  /// Wide: the collection the last next() is for (its handle queues it),
+  /// and whether it changed collections (split, merge, deletion); the
+  /// caller lets every earlier transaction finish first, as the OSD
+  /// drains a PG before it splits or merges it.
+  const coll_t& collection() const { return last_coll; }
+  bool changed_collections() const { return last_changed; }
   /// Transactions creating the collections (run first).
   std::vector<ObjectStore::Transaction> setup();
   /// The next transaction; `created` gets the collections it creates (the
@@ -154,7 +168,15 @@ class RandomTxns {
                         std::vector<coll_t>* created);
   std::string random_data(size_t len);
 
+  /// The size of a value that may be large (wide: up to 64 KiB one time in
+  /// eight), else `small`.
+  size_t value_len(size_t small);
+
   std::mt19937_64 rng;
+  bool wide;
+  int bits;  ///< hash bits naming a base collection
+  coll_t last_coll;
+  bool last_changed = false;
   std::vector<coll_t> colls;
   std::vector<std::vector<ghobject_t>> objs;
   std::vector<bool> split;     ///< base collection c is split into c+2

@@ -149,6 +149,16 @@ TEST(IoFaultSpec, Parses)
 
   EXPECT_EQ(0, parse_fault_spec("", &s, &err));
 
+  // The omap database's ops: for the store's CrashRocksEnv, not in "any".
+  ASSERT_EQ(0, parse_fault_spec("fail=dbwrite|dbsync:.log:enospc@3+", &s,
+                                &err)) << err;
+  ASSERT_EQ(1u, s.fails.size());
+  EXPECT_EQ(uint32_t(FAULT_OP_DB_WRITE | FAULT_OP_DB_SYNC), s.fails[0].ops);
+  EXPECT_EQ(0u, s.fails[0].ops & FAULT_OP_ANY);
+  EXPECT_EQ(0u, uint32_t(FAULT_OP_ANY) & (FAULT_OP_DB_WRITE | FAULT_OP_DB_SYNC));
+  EXPECT_EQ(ENOSPC, s.fails[0].err);
+  EXPECT_STREQ("dbwrite", fault_op_name(FAULT_OP_DB_WRITE));
+
   ASSERT_EQ(0, parse_fault_spec("delay=read:probe:20000@2+,delay=read::5@1",
                                 &s, &err)) << err;
   ASSERT_EQ(2u, s.delays.size());
@@ -837,6 +847,46 @@ TEST_F(IoFaultEnvTest, CrashAtCountsSyncsAndAioSubmits)
   EXPECT_EQ(-EIO, env->aio_submit_write(f, &iov, 1, 0, &s));  // 3
   EXPECT_TRUE(called);
   EXPECT_EQ("", contents("f"));
+  env->close(f);
+}
+
+// A rule for the omap database's ops (dbwrite, dbsync) is not this env's:
+// the store's own writes and syncs go on.
+TEST_F(IoFaultEnvTest, DbRulesAreNotThisEnvs)
+{
+  std::string err;
+  ASSERT_EQ(0, env->set_spec("fail=dbwrite|dbsync::eio@1+", &err)) << err;
+  int f = open_rw("f");
+  EXPECT_EQ(1, write_str(f, "a", 0));
+  EXPECT_EQ(0, env->fsync(f));
+  EXPECT_EQ("a", contents("f"));
+  env->close(f);
+}
+
+// A cut at a point the caller names (a test hook in the store): the same
+// rollback and callback as crash_at, the summary naming the point, once.
+TEST_F(IoFaultEnvTest, CrashHereCutsAndCallsBackOnce)
+{
+  int calls = 0;
+  std::string what;
+  env->set_crash_callback([&](const std::string& w) {
+    ++calls;
+    what = w;
+    // (with the env locked: another thread's I/O would wait here)
+  });
+  env->set_crash_mode(crash_mode_t::DROP);
+  int f = open_rw("f");
+  EXPECT_EQ(1, write_str(f, "a", 0));
+  EXPECT_EQ(0, env->fsync(f));
+  EXPECT_EQ(1, write_str(f, "b", 1));
+  env->crash_here("journal:wrap_submitted");
+  EXPECT_EQ(1, calls);
+  EXPECT_NE(std::string::npos, what.find("journal:wrap_submitted")) << what;
+  EXPECT_TRUE(env->crashed());
+  EXPECT_EQ("a", contents("f"));
+  EXPECT_EQ(-EIO, write_str(f, "c", 2));
+  env->crash_here("again");
+  EXPECT_EQ(1, calls);
   env->close(f);
 }
 

@@ -191,6 +191,18 @@ void FaultIoEnv::crash()
   }
 }
 
+void FaultIoEnv::crash_here(const std::string& where)
+{
+  std::lock_guard l(lock_);
+  if (crashed_) {
+    return;
+  }
+  crash_locked(where);
+  if (crash_cb_) {
+    crash_cb_(crash_summary_);
+  }
+}
+
 FaultIoEnv::Gate FaultIoEnv::gate_locked(uint32_t op, const std::string& path,
                                          bool counted, int* err,
                                          uint32_t* rule_ops)

@@ -78,6 +78,7 @@
  *   ops    := op ("|" op)*
  *   op     := "read" | "write" | "aio" | "sync" | "fsync" | "trunc" | "open"
  *           | "meta" | "xattr" | "clone" | "submit" | "any"
+ *           | "dbwrite" | "dbsync"
  *   err    := "eio" | "enospc" | "edquot" | "erofs" | "efbig" | "enoent"
  *           | "enodata" | decimal errno
  *
@@ -97,7 +98,11 @@
  * delivered as the completion result), "submit" is aio_submit_write
  * failing itself (returns the error, nothing queued), "sync" and "fsync"
  * both mean fsync, fdatasync and syncfs, "trunc" is ftruncate and
- * fallocate, "meta" is rename, unlink, link, mkdir, rmdir. With
+ * fallocate, "meta" is rename, unlink, link, mkdir, rmdir; "any" is all
+ * of these. "dbwrite" and "dbsync" are the omap database's appends and
+ * syncs (RocksDB writes its files itself: the store's CrashRocksEnv takes
+ * these rules, with the same path and count rules, enospc as RocksDB's
+ * NoSpace and any other errno as its IOError). With
  * meta=xfs, `mode` also sets how many metadata ops survive a crash: all
  * (keep), none that can be undone (drop), or a seeded random prefix
  * (random, tear).
@@ -134,6 +139,10 @@ enum fault_op_t : uint32_t {
   /// completion's, as a device reports it. A rule with both is AIO's.
   FAULT_OP_SUBMIT = 1u << 9,
   FAULT_OP_ANY = 0x3ff,
+  /// The omap database's appends and syncs (RocksDB's own files, served
+  /// by the store's CrashRocksEnv, not by this env): never in "any".
+  FAULT_OP_DB_WRITE = 1u << 10,
+  FAULT_OP_DB_SYNC = 1u << 11,
 };
 
 enum class crash_mode_t { RANDOM, DROP, KEEP, TEAR };
@@ -240,6 +249,10 @@ class FaultIoEnv : public IoEnv {
   /// Roll back every unsynced write now and fail all further I/O. Waits
   /// (up to a few seconds) for aio writes in flight in the base env first.
   void crash();
+  /// As crash_at's cut, at a point the caller names instead of an I/O
+  /// count (a test's hook): crash now, then call the crash callback with
+  /// the env still locked, so no other thread sees an EIO first.
+  void crash_here(const std::string& where);
   bool crashed() const;
   /// Counted I/Os attempted so far (pwritev, syncs, aio submits; with
   /// meta=xfs also the metadata ops of the model).

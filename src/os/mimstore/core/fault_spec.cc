@@ -69,6 +69,7 @@ const std::pair<const char*, uint32_t> OP_NAMES[] = {
   {"open", FAULT_OP_OPEN}, {"meta", FAULT_OP_META},
   {"xattr", FAULT_OP_XATTR}, {"clone", FAULT_OP_CLONE},
   {"submit", FAULT_OP_SUBMIT}, {"any", FAULT_OP_ANY},
+  {"dbwrite", FAULT_OP_DB_WRITE}, {"dbsync", FAULT_OP_DB_SYNC},
 };
 
 int parse_ops(const std::string& s, uint32_t* ops)
