@@ -250,6 +250,8 @@ bool Drive::plan_actuator(Action* a, ns_t now) {
   std::vector<const Segment*> cand_seg;
   std::vector<int> cand_staged;     ///< index into staged, or -1
   std::vector<bool> cand_stage;     ///< a host write that would be staged
+  // Staging's cost from where the arm is: the same for every write.
+  ns_t stage_cost = -1;
   for (HostReq* r : hosts) {
     if (r->queued > t0) {
       continue;
@@ -260,11 +262,13 @@ bool Drive::plan_actuator(Action* a, ns_t now) {
       c.off = band_off_;      // (read where the newest copy is)
     } else if (r->op == OpKind::WRITE && can_stage(r->len)) {
       // Staged when that is quicker than the estimate of going home.
-      Cost k = model_.cost(OpKind::WRITE, band_off_, 0, t0, r->queued);
-      ns_t st = k.overhead + k.seek + stage_time_;
+      if (stage_cost < 0) {
+        Cost k = model_.cost(OpKind::WRITE, band_off_, 0, t0, t0);
+        stage_cost = k.overhead + k.seek + stage_time_;
+      }
       Cost h = model_.cost(OpKind::WRITE, r->off, 0, t0, r->queued);
-      if (!h.sequential && st < h.overhead + h.seek + h.rotation) {
-        c.fixed_cost = st;
+      if (!h.sequential && stage_cost < h.overhead + h.seek + h.rotation) {
+        c.fixed_cost = stage_cost;
         stage = true;
       }
     }

@@ -387,11 +387,6 @@ Cost HddModel::cost(OpKind op, uint64_t off, uint64_t len, ns_t start,
   return c;
 }
 
-ns_t HddModel::positioning(OpKind op, uint64_t off, ns_t start, ns_t arrival) const {
-  Cost c = cost(op, off, 0, start, arrival);
-  return c.overhead + c.seek + c.rotation;
-}
-
 void HddModel::commit(uint64_t off, uint64_t len, ns_t end) {
   if (!spec_.rotational) {
     return;

@@ -145,8 +145,6 @@ class HddModel {
   /// seek; the rotational wait follows from where it really settles).
   Cost cost(OpKind op, uint64_t off, uint64_t len, ns_t start,
             ns_t arrival, double seek_scale = 1.0) const;
-  /// Seek + rotation + overhead only (what SPTF compares).
-  ns_t positioning(OpKind op, uint64_t off, ns_t start, ns_t arrival) const;
   /// The head ends at off+len at time end.
   void commit(uint64_t off, uint64_t len, ns_t end);
   /// Forget the head position (power cycle): the next request pays an

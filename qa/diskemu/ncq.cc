@@ -82,17 +82,13 @@ size_t pick_next(Policy p, const HddModel& m, const std::vector<Candidate>& c,
     if (c[i].arrival > newest) {
       continue;
     }
-    ns_t t;
-    if (c[i].fixed_cost >= 0) {
-      t = c[i].fixed_cost;
-    } else if (p == Policy::FW) {
+    ns_t t = c[i].fixed_cost;
+    if (t < 0) {
       Cost k = m.cost(c[i].op, c[i].off, 0, now, c[i].arrival);
       t = k.overhead + k.seek + k.rotation;
-      if (!k.sequential && k.rotation < fw.margin) {
+      if (p == Policy::FW && !k.sequential && k.rotation < fw.margin) {
         t += m.revolution();
       }
-    } else {
-      t = m.positioning(c[i].op, c[i].off, now, c[i].arrival);
     }
     if (t < best_t || (t == best_t && c[i].arrival < c[best].arrival)) {
       best = i;

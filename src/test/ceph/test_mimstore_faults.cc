@@ -566,19 +566,9 @@ int mount_and_check(const StoreDir& d, const std::string& spec, int n)
   return status;
 }
 
-Conf replay_conf(Window w)
-{
-  Conf c = fault_conf(w != Window::Off);
-  set_window(c, w);
-  // Nothing checkpointed unless asked (umount asks): all replayed.
-  c.set("mimstore_sync_interval", "3600");
-  c.set("mimstore_max_flush_interval", "3600");
-  return c;
-}
-
 }  // namespace
 
-class MIMStoreReadFault : public ::testing::TestWithParam<Window> {};
+class MIMStoreReadFault : public MIMStoreFault {};
 
 // EIO on the K-th read of the journal during the mount, for every K the
 // mount reaches: the mount is refused (an unreadable block is not the
@@ -587,7 +577,10 @@ class MIMStoreReadFault : public ::testing::TestWithParam<Window> {};
 // replays all of them.
 TEST_P(MIMStoreReadFault, JournalReadEIOInReplayRefusesTheMount)
 {
-  Conf c = replay_conf(GetParam());
+  Conf c = conf();
+  // Nothing checkpointed unless asked (umount asks): all replayed.
+  c.set("mimstore_sync_interval", "3600");
+  c.set("mimstore_max_flush_interval", "3600");
   const int N = 60;
   int refused = 0, k = 1;
   for (; k <= 400; ++k) {
@@ -633,8 +626,7 @@ TEST_P(MIMStoreReadFault, JournalReadEIOInReplayRefusesTheMount)
 // object from a replica), not zeros, and the store keeps running.
 TEST_P(MIMStoreReadFault, ObjectFileReadEIOIsReturned)
 {
-  Conf c = fault_conf(GetParam() != Window::Off);
-  set_window(c, GetParam());
+  Conf c = conf();
   StoreDir d;
   ASSERT_NO_FATAL_FAILURE(mkfs_with_collection(d));
   {
@@ -800,15 +792,7 @@ void expect_db_fault_stops(const std::string& spec, const std::string& what)
 
 }  // namespace
 
-class MIMStoreDbFault : public ::testing::TestWithParam<Window> {
- protected:
-  static Conf conf()
-  {
-    Conf c = fault_conf(GetParam() != Window::Off);
-    set_window(c, GetParam());
-    return c;
-  }
-};
+class MIMStoreDbFault : public MIMStoreFault {};
 
 TEST_P(MIMStoreDbFault, RocksAppendEIO)
 {
