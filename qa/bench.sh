@@ -35,9 +35,21 @@
 #                             of SZ, at most SZ/5 dirty on the filesystem's
 #                             device (a VM's dirty_ratio); 0 = this host's page
 #                             cache (24 GiB: FileServer never reaches the store)
-#   --osd-mem SZ              each OSD has SZ of the host (0 = no bound, the
-#                             default): a memory cgroup for its RSS and page
-#                             cache, osd_memory_target at 3/4 of SZ; 2G or more
+#   --osd-mem SZ              each OSD has SZ of the host (2G; 0 = no bound,
+#                             the bracket): a memory cgroup for its RSS and
+#                             page cache, osd_memory_target at 3/4 of SZ; 2G
+#                             or more. The bound does not scale with the
+#                             image: 2G is the least BlueStore runs in
+#                             (docs/benchmarking.md, "Production shape")
+#   --index-budget B          mimstore's merge-index budget
+#                             (mimstore_cache_index_max_bytes): scaled (the
+#                             default) = the NVMe size x 64 MiB / 160 GB, the
+#                             share the option's default gives a 16 TB OSD
+#                             with a 1 % journal partition (440 KiB for 1G,
+#                             at least the store's floor, 256 KiB); default =
+#                             the option's default, 64 MiB (the bracket: it
+#                             never binds at test-bed journal sizes); or a
+#                             size. A profile that sets the option keeps its own
 #   --size S[,S...]           block sizes (4k; only sequential writes: 4m);
 #                             --sizes is the same option
 #   --threads T[,T...]        outstanding writes = paper "threads" (8); fio rbd
@@ -147,7 +159,8 @@ runtime=""
 warmup=""
 image_size=2G
 fs_client_mem=1G
-osd_mem=0
+osd_mem=2G
+index_budget=scaled
 osds=1
 pool_size=1
 pg_num=""
@@ -188,6 +201,7 @@ while (($#)); do
     --image-size) image_size=$2; shift 2 ;;
     --fs-client-mem) fs_client_mem=$2; shift 2 ;;
     --osd-mem) osd_mem=$2; shift 2 ;;
+    --index-budget) index_budget=$2; shift 2 ;;
     --host-reclaim) host_reclaim=$2; shift 2 ;;
     --osds) osds=$2; shift 2 ;;
     --pool-size) pool_size=$2; shift 2 ;;
@@ -233,6 +247,25 @@ CLUSTER_OSD_MEM=$(to_bytes "$osd_mem")
 ((CLUSTER_OSD_MEM == 0 || CLUSTER_OSD_MEM >= 2 << 30)) ||
   die "--osd-mem $osd_mem is below what an OSD needs (BlueStore's smallest osd_memory_target is 896M, set to 3/4 of it): 2G or more, or 0"
 export CLUSTER_OSD_MEM
+# The production ratio: 64 MiB of index budget for a 1 % partition of a
+# 16 TB OSD (160 GB), applied to this run's journal (the NVMe loop).
+case $index_budget in
+  scaled)
+    CLUSTER_INDEX_BUDGET=$(($(to_bytes "$TB_NVME_SIZE") * (64 << 20) / 160000000000))
+    ((CLUSTER_INDEX_BUDGET >= 256 << 10)) || CLUSTER_INDEX_BUDGET=$((256 << 10))
+    index_budget_label="scaled: $((CLUSTER_INDEX_BUDGET >> 10)) KiB for the ${TB_NVME_SIZE} journal (64 MiB per 160 GB, a 16 TB OSD's 1 % partition; floor 256 KiB)" ;;
+  default)
+    CLUSTER_INDEX_BUDGET=0
+    index_budget_label="the option's default (64 MiB; does not bind at this journal size: the bracket)" ;;
+  *)
+    [[ $index_budget =~ ^[0-9]+[KMGkmg]?$ ]] ||
+      die "--index-budget takes scaled, default or a size (e.g. 1M), not '$index_budget'"
+    CLUSTER_INDEX_BUDGET=$(to_bytes "$index_budget")
+    ((CLUSTER_INDEX_BUDGET >= 256 << 10)) ||
+      die "--index-budget $index_budget is below the store's floor (256K; mimstore_cache_index_max_bytes)"
+    index_budget_label="$((CLUSTER_INDEX_BUDGET >> 10)) KiB (--index-budget $index_budget)" ;;
+esac
+export CLUSTER_INDEX_BUDGET
 # Checked here, not by analyze.py after the first workload has run
 "$PY" -c 'import sys; sys.path.insert(0, sys.argv[1]); import hddmodel
 sys.exit(sys.argv[2] not in hddmodel.PRESETS)' "$QA_DIR" "$hdd_model" ||
@@ -348,6 +381,7 @@ log "each: ${warmup} s warm-up (fixed, excluded) + ${runtime} s measured; image 
     "${osds} OSD(s), pool size ${pool_size}, ${pg_num} PGs, PG log $( ((pg_log)) && echo "$pg_log entries per PG" || echo "Ceph's defaults")"
 log "HDD: $(tb_hdd_label), $(fill_pm=$(((osd_data * 1000 + hdd_bytes / 2) / hdd_bytes)); echo "$((fill_pm / 10)).$((fill_pm % 10))") % of it the image's data; NVMe: ${TB_NVME_SIZE} tmpfs loop per OSD"
 log "OSD memory: $osd_mem_label"
+log "mimstore merge-index budget: $index_budget_label"
 log "host page-cache reclaim: $("$PY" "$QA_DIR/host_reclaim.py" summary)$(
   [[ $host_reclaim == pause ]] && echo " (paused for the run, if any)" || echo " (kept: --host-reclaim keep)")"
 if ((fs_wanted)); then
@@ -446,6 +480,7 @@ env = {
   "profiles": "${profiles[*]}".split(),
   "fs_client": "${fs_client_label:-}" or None,
   "osd_mem": "$osd_mem_label",
+  "index_budget": "$index_budget_label",
 }
 import buildstamp
 stamp = buildstamp.read("$MIMSTORE_BUILD_DIR")
@@ -826,6 +861,12 @@ run_profile() {
   prefill "$results/runs/$p"
   settle
   tb_hdd_fast off
+  # What the prefill left in the host's page cache (charged to no OSD's
+  # cgroup if it was written before the move) is not a real OSD's: every
+  # profile starts its workloads with a cold cache.
+  sync
+  echo 3 >/proc/sys/vm/drop_caches
+  log "page cache dropped after the prefill"
   local w a b c d
   for w in "${workloads[@]}"; do
     read -r a b c d <<<"$w"

@@ -556,6 +556,8 @@ def main(argv=None):
                % env.get("hdd_model")]
         if env.get("osd_mem"):
             md.insert(-1, "- OSD memory: %s" % env["osd_mem"])
+        if env.get("index_budget"):
+            md.insert(-1, "- mimstore merge-index budget: %s" % env["index_budget"])
         md.insert(-1, host_reclaim_line(env))
         if env.get("fs_client"):
             md.insert(-1, "- filesystem workloads: %s" % env["fs_client"])

@@ -53,6 +53,41 @@ class HddSize(unittest.TestCase):
                 self.assertIn(says, out)
 
 
+class ProductionShape(unittest.TestCase):
+    """The conservative defaults (docs/benchmarking.md, "Production shape"):
+    each OSD's memory bounded, the merge-index budget scaled to the journal
+    as a 16 TB OSD with a 1 % partition has it."""
+
+    def line(self, key, *args):
+        rc, out = plan(*args)
+        self.assertEqual(rc, 0, out)
+        m = re.search(r"^.*%s: (.*)$" % re.escape(key), out, re.M)
+        self.assertIsNotNone(m, out)
+        return m.group(1)
+
+    def test_memory_bounded_by_default(self):
+        self.assertTrue(self.line("OSD memory").startswith("2G per OSD (memory cgroup"))
+        self.assertTrue(self.line("OSD memory", "--osd-mem", "0").startswith("unbounded"))
+
+    def test_index_budget_scaled_to_the_journal(self):
+        # 1 GiB x 64 MiB / 160 GB = 450,359 B = 439 KiB
+        self.assertTrue(self.line("merge-index budget").startswith("scaled: 439 KiB for the 1G journal"))
+        self.assertTrue(self.line("merge-index budget", "--nvme-size", "4G")
+                        .startswith("scaled: 1759 KiB for the 4G journal"))
+        # a small journal gets the store's floor, not less
+        self.assertTrue(self.line("merge-index budget", "--nvme-size", "256M")
+                        .startswith("scaled: 256 KiB"))
+
+    def test_index_budget_default_and_size(self):
+        self.assertIn("64 MiB", self.line("merge-index budget", "--index-budget", "default"))
+        self.assertTrue(self.line("merge-index budget", "--index-budget", "1M").startswith("1024 KiB"))
+        for bad, says in (("100K", "below the store's floor"), ("lots", "takes scaled, default or a size")):
+            with self.subTest(bad=bad):
+                rc, out = plan("--index-budget", bad)
+                self.assertNotEqual(rc, 0, out)
+                self.assertIn(says, out)
+
+
 class HostReclaim(unittest.TestCase):
     """The plan says what the host reclaims and what the run does about it
     (a made-up sysfs: HOST_RECLAIM_SYSFS; --dry-run pauses nothing)."""

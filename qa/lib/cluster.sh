@@ -98,14 +98,19 @@ profile_check() {
 # Ceph's defaults). min = max pins the log's length, so its memory is the
 # same in every profile whatever the ops done (see bench.sh --pg-log).
 # CLUSTER_OSD_MEM (bytes, unset or 0 = no bound) adds osd_memory_target at
-# 3/4 of it, see _osd_mem_limit.
+# 3/4 of it, see _osd_mem_limit. CLUSTER_INDEX_BUDGET (bytes, unset or 0 =
+# the option's default) sets mimstore's merge-index budget, for STORE
+# mimstore only (Pacific's daemons do not know the option); a profile's own
+# line comes after it and wins (vstart-configs/*-index*.conf).
 harness_osd_options() {
-  local n=${CLUSTER_PG_LOG:-0} mem=${CLUSTER_OSD_MEM:-0}
+  local store=${1:-} n=${CLUSTER_PG_LOG:-0} mem=${CLUSTER_OSD_MEM:-0} ib=${CLUSTER_INDEX_BUDGET:-0}
   if ((n > 0)); then
     printf '%s\n' "osd min pg log entries = $n" "osd max pg log entries = $n" \
       "osd pg log dups tracked = $n"
   fi
   if ((mem > 0)); then echo "osd memory target = $((mem * 3 / 4))"; fi
+  if [[ $store == mimstore ]] && ((ib > 0)); then echo "mimstore cache index max bytes = $ib"; fi
+  return 0
 }
 
 # _osd_mem_limit: with CLUSTER_OSD_MEM bytes, give each OSD that much of the
@@ -305,7 +310,7 @@ _vstart_start() {
   # The manager's autoscaler must not change pg_num under a measurement; no
   # .mgr pool (its sqlite store needs libcephsqlite, not in the lean build).
   args+=(-o "osd pool default pg autoscale mode = off" -o "mgr pool = false")
-  while IFS= read -r opt; do args+=(-o "$opt"); done < <(harness_osd_options)
+  while IFS= read -r opt; do args+=(-o "$opt"); done < <(harness_osd_options "$store")
   while IFS= read -r opt; do args+=(-o "$opt"); done < <(profile_options "$p")
   log "vstart: OSD=$n ${args[*]}"
   (

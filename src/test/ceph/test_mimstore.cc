@@ -2137,7 +2137,8 @@ TEST(MIMStoreBadConfig, EachBadOptionIsRefused)
     {"mimstore_journal_block_size", "131072"},
     {"mimstore_journal_max_inflight", "0"},
     {"mimstore_cache_max_bytes", "4096"},
-    {"mimstore_cache_index_max_bytes", "4096"},     // neither 0 nor >= 1 MiB
+    {"mimstore_cache_index_max_bytes", "4096"},     // neither 0 nor >= 256 KiB
+    {"mimstore_cache_index_max_bytes", "262143"},   // one byte short of it
     {"mimstore_backoff_high", "0.5"},
     {"mimstore_backoff_max_delay", "-1"},
     {"mimstore_flush_writeback_window", "4096"},
