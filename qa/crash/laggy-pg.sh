@@ -12,7 +12,7 @@
 # during the hold. When the read returns, the write runs first, finds the
 # lease lapsed and marks the PG laggy. Reef as released then never clears
 # it on a PG without replicas: every op waits in waiting_for_readable until
-# the OSD restarts (the 64 GiB sweep hung so; docs/results/README.md,
+# the OSD restarts (the 64 GiB sweep hung so; docs/results/HISTORY.md,
 # "20261124-lease-check"). With patch 0010 the next renewal clears it.
 #
 # Passes when every op of every round completes and no PG is laggy at the
