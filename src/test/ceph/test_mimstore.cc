@@ -530,6 +530,62 @@ TEST(MIMStoreFsck, FindsStrayFilesAndOrphanOmap)
 }
 
 // ---------------------------------------------------------------------------
+// status (MIMStatus.cc)
+
+// statfs counts the omap database's bytes; the last fsck's result is kept
+// in the data directory and raises MIMSTORE_FSCK_ERRORS at every mount
+// until a clean fsck; no alert while not mounted.
+TEST(MIMStoreStatus, FsckRecordRaisesAnAlertUntilACleanFsck)
+{
+  Conf c = base_conf(true);
+  StoreDir d;
+  auto s = make_store(d);
+  ASSERT_TRUE(s);
+  ObjectStore::CollectionHandle ch;
+  ASSERT_NO_FATAL_FAILURE(start_with_collection(s.get(), CID, &ch));
+  {
+    Transaction t;
+    t.write(CID, obj("omapobj"), 0, 4096, pattern(4096, 2));
+    std::map<std::string, bufferlist> kv;
+    kv["k"].append(std::string(100000, 'v'));
+    t.omap_setkeys(CID, obj("omapobj"), kv);
+    ASSERT_EQ(0, apply(s.get(), ch, std::move(t)));
+  }
+  store_statfs_t st;
+  osd_alert_list_t alerts;
+  ASSERT_EQ(0, s->statfs(&st, &alerts));
+  EXPECT_GT(st.omap_allocated, 0u);
+  EXPECT_GT(st.total, 0u);
+  EXPECT_TRUE(alerts.empty()) << alerts.begin()->first;  // never an fsck yet
+  ch.reset();
+  ASSERT_EQ(0, write_back_and_umount(s.get()));
+
+  namespace fs = std::filesystem;
+  const fs::path cdir = fs::path(d.data) / "objects" / CID.to_str();
+  std::ofstream(cdir / "not-an-object-name") << "stray";
+  EXPECT_EQ(1, s->fsck(false));
+  ASSERT_EQ(0, s->statfs(&st, &alerts));
+  EXPECT_TRUE(alerts.empty()) << "an alert while not mounted";
+  ASSERT_EQ(0, s->mount());
+  ASSERT_EQ(0, s->statfs(&st, &alerts));
+  ASSERT_EQ(1u, alerts.count("MIMSTORE_FSCK_ERRORS"));
+  EXPECT_NE(std::string::npos, alerts["MIMSTORE_FSCK_ERRORS"].find("found 1 errors"))
+    << alerts["MIMSTORE_FSCK_ERRORS"];
+  ASSERT_EQ(0, s->umount());
+  // and at the next mount, until an fsck is clean
+  ASSERT_EQ(0, s->mount());
+  ASSERT_EQ(0, s->statfs(&st, &alerts));
+  EXPECT_EQ(1u, alerts.count("MIMSTORE_FSCK_ERRORS"));
+  ASSERT_EQ(0, s->umount());
+  fs::remove(cdir / "not-an-object-name");
+  EXPECT_EQ(0, s->fsck(false));
+  ASSERT_EQ(0, s->mount());
+  ASSERT_EQ(0, s->statfs(&st, &alerts));
+  EXPECT_EQ(0u, alerts.count("MIMSTORE_FSCK_ERRORS"));
+  ASSERT_EQ(0, s->umount());
+}
+
+// ---------------------------------------------------------------------------
 // journal
 
 // Write several times the journal's size: the journal wraps and is reused,

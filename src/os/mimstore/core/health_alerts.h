@@ -1,0 +1,96 @@
+// -*- mode:C++; tab-width:8; c-basic-offset:2; indent-tabs-mode:t -*-
+// vim: ts=8 sw=2 smarttab
+/*
+ * mimstore: the store's health alerts, the warnings `ceph health detail`
+ * shows for an OSD (MIMSTORE_*), decided from what the store samples at
+ * each statfs (the OSD asks once per tick and reports the alerts with its
+ * statistics; the monitor turns each key into a health check).
+ *
+ *   MIMSTORE_JOURNAL_FULL       writers waited for journal room (the
+ *                               journal filled) within the last
+ *                               journal_full_window seconds
+ *   MIMSTORE_WRITEBACK_LAG      the journal's checkpoint has not moved for
+ *                               checkpoint_age seconds while transactions
+ *                               lie beyond it: the write back is stalled
+ *                               or slower than the clients, and a crash
+ *                               would replay all of it
+ *   MIMSTORE_DATA_FS_INODES     the data filesystem's free inodes below
+ *                               inodes_free_ratio (free space is the
+ *                               OSD's own OSD_NEARFULL/FULL)
+ *   MIMSTORE_DB_FS_FULL         the DB's own filesystem (mimstore_db_dir
+ *                               on another device) below db_free_ratio
+ *                               free: omap and xattr writes would fail
+ *   MIMSTORE_FSCK_ERRORS        the last fsck (at mount, or
+ *                               ceph-objectstore-tool's) found errors;
+ *                               cleared by a clean one
+ *
+ * Each alert is a level (it clears when its cause goes) except
+ * MIMSTORE_JOURNAL_FULL, an event kept for a window after the last wait.
+ *
+ * Not thread-safe: one caller (the store serializes statfs).
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Lesser General Public
+ * License version 2.1, as published by the Free Software
+ * Foundation.  See file COPYING.
+ */
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mim {
+
+/// What the store reads at one statfs.
+struct HealthSample {
+  double now = 0;                   ///< seconds, monotonic clock
+  uint64_t journal_full_waits = 0;  ///< counter: writers that waited for journal room
+  uint64_t journal_used = 0;        ///< bytes from the checkpoint to the head
+  uint64_t journal_size = 0;
+  uint64_t checkpoint_sn = 0;       ///< the journal's checkpoint
+  uint64_t lag_sns = 0;             ///< transactions beyond the checkpoint (0: none)
+  uint64_t data_inodes = 0;         ///< f_files of the data filesystem; 0: not reported
+  uint64_t data_inodes_free = 0;    ///< f_ffree
+  uint64_t db_bytes = 0;            ///< the DB's filesystem, if its own; 0: none
+  uint64_t db_bytes_free = 0;       ///< f_bavail * f_frsize
+  int64_t fsck_errors = -1;         ///< the last fsck's errors; -1: none recorded
+  std::string fsck_when;            ///< when it ran (for the message)
+};
+
+struct HealthLimits {
+  double journal_full_window = 600;  ///< s
+  double checkpoint_age = 600;       ///< s
+  double inodes_free_ratio = 0.05;
+  double db_free_ratio = 0.05;
+};
+
+struct HealthAlert {
+  std::string key;      ///< the health check's name
+  std::string message;  ///< one line of `ceph health detail`
+  bool operator==(const HealthAlert&) const = default;
+};
+
+class HealthMonitor {
+ public:
+  explicit HealthMonitor(const HealthLimits& l) : lim(l) {}
+  /// The alerts that hold at s.now, in the order of the table above.
+  /// Samples come in time order; the first one only primes the counters
+  /// (waits before it were counted by an earlier mount).
+  std::vector<HealthAlert> update(const HealthSample& s);
+
+ private:
+  const HealthLimits lim;
+  bool primed = false;
+  uint64_t full_waits_seen = 0;
+  /// Waits counted since the episode's first, and when the last came.
+  uint64_t full_waits_episode = 0;
+  double last_full_wait = 0;
+  bool in_episode = false;
+  /// The checkpoint last seen, and since when it has not moved with
+  /// transactions behind it.
+  uint64_t checkpoint_seen = 0;
+  double checkpoint_still_since = 0;
+};
+
+}  // namespace mim
