@@ -9,36 +9,51 @@
 #   - each MIMSTORE_* health warning, raised by causing it and cleared by
 #     taking the cause away (core/health_alerts.h has the rules):
 #       MIMSTORE_DATA_FS_INODES  objects written until the data filesystem
-#                                (1% of its space for inodes) runs low; removed
-#       MIMSTORE_DB_FS_FULL      the DB's filesystem filled by a file; removed
-#       MIMSTORE_WRITEBACK_LAG,  the data disk throttled (blkio) under random
-#       MIMSTORE_JOURNAL_FULL    writes: the write back stalls, the journal
-#                                fills; throttle lifted
+#                                (1% of its space for inodes) has under half
+#                                its inodes free (the test's ratio); removed
+#       MIMSTORE_DB_FS_FULL      the DB's filesystem filled by a file past
+#                                the test's ratio; removed
+#       MIMSTORE_WRITEBACK_STALLED,  the data filesystem frozen (fsfreeze)
+#       MIMSTORE_JOURNAL_FULL    under random writes: the write back hangs,
+#                                the journal fills; thawed
 #       MIMSTORE_FSCK_ERRORS     a stray file found by ceph-objectstore-tool
 #                                --op fsck on the stopped OSD; removed, a
 #                                clean fsck clears it
 #
-#   qa/vstart-health.sh        (root: loop devices, mounts, blkio, /run/udev)
+#   qa/vstart-health.sh        (root: loop devices, mounts, fsfreeze, /run/udev;
+#                               refused where a udevd runs: it owns /run/udev)
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 source "$REPO/cmake/common.sh"
 source "$REPO/qa/lib/dev-cluster.sh"
 
-[ "$(id -u)" = 0 ] || die "run as root (loop devices, mounts, blkio throttle)"
-BLKIO=/sys/fs/cgroup/blkio
-[ -w $BLKIO/blkio.throttle.write_iops_device ] || die "no cgroup-v1 blkio throttle at $BLKIO"
+[ "$(id -u)" = 0 ] || die "run as root (loop devices, mounts, fsfreeze)"
+# The test writes the loop devices' udev records itself (a model and a
+# serial, as udev gives a disk); a running udevd would own and rewrite them.
+[ -e /run/udev/control ] &&
+  die "a udevd runs here (/run/udev/control): this test writes /run/udev/data itself; run it where none runs (a container, a CI machine)"
+command -v fsfreeze >/dev/null || die "fsfreeze not found (util-linux)"
 
 W=$(mktemp -d /var/tmp/mimstore-health.XXXXXX)
 LOOPS=()
 UDEV_FILES=()
-THROTTLED=""
+FROZEN=""
+FIO_PID=""
 cleanup() {
   local rc=$?
-  if [ -n "$THROTTLED" ]; then throttle "$THROTTLED" 0 0; fi
+  # thawed first: nothing that writes to it (the OSD, fio's client, umount)
+  # could end otherwise
+  if [ -n "$FROZEN" ]; then fsfreeze -u "$FROZEN" || true; fi
+  if [ -n "$FIO_PID" ]; then
+    kill "$FIO_PID" 2>/dev/null || true
+    wait "$FIO_PID" 2>/dev/null || true
+  fi
   dev_cluster_stop "$rc"
   local f m l
   for f in "${UDEV_FILES[@]}"; do rm -f "$f"; done
-  for m in "$W/hdd" "$W/dbfs"; do mountpoint -q "$m" && umount "$m"; done
+  for m in "$W/hdd" "$W/dbfs"; do
+    if mountpoint -q "$m"; then umount "$m" || umount -l "$m" || true; fi
+  done
   for l in "${LOOPS[@]}"; do losetup -d "$l" 2>/dev/null || true; done
   rm -rf "$W"
   exit "$rc"
@@ -48,7 +63,8 @@ trap 'exit 130' INT TERM
 
 # new_loop NAME SIZE MODEL: a loop device on W/NAME.img with a udev
 # identity (model, serial) in udev's database, which libudev (Ceph's
-# get_device_id) reads as it does a disk's; removed at the end
+# get_device_id) reads as it does a disk's; removed at the end. The
+# device in NEW_LOOP (not a subshell: cleanup needs LOOPS and UDEV_FILES).
 new_loop() {
   local name=$1 size=$2 model=$3 dev mm
   truncate -s "$size" "$W/$name.img"
@@ -59,18 +75,12 @@ new_loop() {
   [ -e "/run/udev/data/b$mm" ] && die "/run/udev/data/b$mm exists: a udev manages $dev here; this test would overwrite its record"
   printf 'E:ID_MODEL=%s\nE:ID_SERIAL_SHORT=%s\n' "$model" "$(basename "$W")-$name" >"/run/udev/data/b$mm"
   UDEV_FILES+=("/run/udev/data/b$mm")
-  echo "$dev"
+  NEW_LOOP=$dev
 }
 
-throttle() {  # throttle DEV WRITE_IOPS WRITE_BPS (0 0: lifted)
-  local mm; mm=$(lsblk -dno MAJ:MIN "$1" | tr -d ' ')
-  echo "$mm $2" >$BLKIO/blkio.throttle.write_iops_device
-  echo "$mm $3" >$BLKIO/blkio.throttle.write_bps_device
-}
-
-HDD=$(new_loop hdd 512M MIMTEST_HDD)
-NVME=$(new_loop nvme 64M MIMTEST_NVME)
-DBDEV=$(new_loop db 320M MIMTEST_DB)
+new_loop hdd 512M MIMTEST_HDD; HDD=$NEW_LOOP
+new_loop nvme 64M MIMTEST_NVME; NVME=$NEW_LOOP
+new_loop db 320M MIMTEST_DB; DBDEV=$NEW_LOOP
 # At most 1 % of the data filesystem for inodes, 2 KiB each: a few
 # thousand, so that the inode test needs only that many objects.
 mkfs.xfs -q -f -i size=2048,maxpct=1 "$HDD"
@@ -82,12 +92,15 @@ log "data $HDD (XFS on $W/hdd), journal $NVME, DB $DBDEV (XFS on $W/dbfs)"
 
 # shellcheck disable=SC2034  # read by dev_cluster_start (qa/lib/dev-cluster.sh)
 DEV_VSTART_ARGS=(--mimstore-data-dirs "$W/hdd" --mimstore-journal-devs "$NVME")
-# Windows short enough for a test; the op threads may wait for journal
+# Windows short enough for a test, ratios that a few thousand objects and
+# one file cross with room to spare; the op threads may wait for journal
 # room longer than the 15 s default before the OSD calls itself unhealthy.
 dev_cluster_start 1 true \
   "mimstore db dir = $W/dbfs/db" \
   "mimstore warn journal full window = 30" \
-  "mimstore warn checkpoint age = 20" \
+  "mimstore warn writeback stall age = 20" \
+  "mimstore warn inodes free ratio = 0.5" \
+  "mimstore warn db free ratio = 0.5" \
   "mimstore backoff max delay = 0" "mimstore backoff pace = false" \
   "osd op thread timeout = 120" "osd op thread suicide timeout = 600"
 POOL=health
@@ -122,17 +135,32 @@ want = {"MIMTEST_HDD", "MIMTEST_NVME", "MIMTEST_DB"}
 sys.exit(0 if want <= got else "device ls: %s, expected %s" % (sorted(got), sorted(want)))'
 
 # ---- statfs -------------------------------------------------------------------
-log "ceph osd df: the omap DB's bytes"
-$RADOS -p $POOL setomapval probe k v
-omap_kb=0
-for _ in $(seq 30); do
-  omap_kb=$($CEPH osd df -f json | /usr/bin/python3 -c \
-    'import json,sys; print([n for n in json.load(sys.stdin)["nodes"] if n["id"] == 0][0]["kb_used_omap"])')
-  [ "$omap_kb" -gt 0 ] && break
+log "ceph osd df: the omap DB's bytes follow an omap write (OMAP column)"
+osd_omap_kb() {
+  $CEPH osd df -f json | /usr/bin/python3 -c \
+    'import json,sys; print([n for n in json.load(sys.stdin)["nodes"] if n["id"] == 0][0]["kb_used_omap"])'
+}
+omap0=$(osd_omap_kb)
+# 16 MiB of omap values: RocksDB's log and tables grow by at least half
+env LD_LIBRARY_PATH="$CEPH_BUILD_DIR/lib" PYTHONPATH="$CEPH_BUILD_DIR/lib/cython_modules/lib.3" \
+  /usr/bin/python3 - "$CEPH_CONF" $POOL <<'EOF'
+import sys, rados
+c = rados.Rados(conffile=sys.argv[1]); c.connect(); io = c.open_ioctx(sys.argv[2])
+for i in range(64):
+    with rados.WriteOpCtx() as op:
+        io.set_omap(op, tuple("k%03d-%03d" % (i, j) for j in range(64)),
+                    tuple(b"v" * 4096 for _ in range(64)))
+        io.operate_write_op(op, "omap-probe-%d" % (i % 4))
+EOF
+omap_kb=$omap0
+for _ in $(seq 45); do
+  omap_kb=$(osd_omap_kb)
+  [ "$omap_kb" -ge $((omap0 + 8192)) ] && break
   sleep 2
 done
-[ "$omap_kb" -gt 0 ] || die "ceph osd df shows no omap bytes for osd.0"
-log "  osd.0 OMAP: $omap_kb KiB"
+[ "$omap_kb" -ge $((omap0 + 8192)) ] ||
+  die "ceph osd df: osd.0's OMAP went from $omap0 to $omap_kb KiB after 16 MiB of omap (expected +8192 KiB at least)"
+log "  osd.0 OMAP: $omap0 -> $omap_kb KiB"
 
 # ---- health warnings ------------------------------------------------------------
 checks() { $CEPH health detail -f json | /usr/bin/python3 -c \
@@ -158,10 +186,11 @@ wait_check() {
 before=$(checks)
 case " $before " in *" MIMSTORE_"*) die "a MIMSTORE warning before any cause: $before" ;; esac
 
-log "MIMSTORE_DATA_FS_INODES: objects until under 4 % of the data filesystem's inodes are free"
-# objs fill|remove: write one-byte objects until under 4 % of the data
-# filesystem's inodes are free (in batches of at most a fifth of what is
-# left above 3.5 %, so that it never runs out), or remove them
+log "MIMSTORE_DATA_FS_INODES: objects until under 45 % of the data filesystem's inodes are free"
+# objs fill|remove: write one-byte objects until under 45 % of the data
+# filesystem's inodes are free (the warning's ratio is 50 %; in batches of
+# at most a fifth of what is left above 40 %, so that it never runs out),
+# or remove them
 objs() {
   env LD_LIBRARY_PATH="$CEPH_BUILD_DIR/lib" PYTHONPATH="$CEPH_BUILD_DIR/lib/cython_modules/lib.3" \
     /usr/bin/python3 - "$CEPH_CONF" $POOL "$W/hdd" "$1" <<'EOF'
@@ -172,9 +201,9 @@ if what == "fill":
     n = 0
     while True:
         st = os.statvfs(mnt)
-        if st.f_ffree < 0.04 * st.f_files:
+        if st.f_ffree < 0.45 * st.f_files:
             break
-        for _ in range(max(1, min(200, (st.f_ffree - int(0.035 * st.f_files)) // 5))):
+        for _ in range(max(1, min(200, (st.f_ffree - int(0.40 * st.f_files)) // 5))):
             io.write_full("inode-%06d" % n, b"x"); n += 1
         time.sleep(0.3)
     print("wrote %d objects: %d of %d inodes free" % (n, st.f_ffree, st.f_files))
@@ -191,30 +220,51 @@ wait_check MIMSTORE_DATA_FS_INODES present 90
 objs remove
 wait_check MIMSTORE_DATA_FS_INODES absent 90
 
-log "MIMSTORE_DB_FS_FULL: the DB's filesystem filled to 97 %"
+log "MIMSTORE_DB_FS_FULL: the DB's filesystem filled to 40 % free (the warning's ratio is 50 %)"
 avail=$(df -B1 --output=avail "$W/dbfs" | tail -n 1)
 size=$(df -B1 --output=size "$W/dbfs" | tail -n 1)
-fallocate -l $((avail - size * 3 / 100)) "$W/dbfs/filler"
+[ "$avail" -gt $((size * 45 / 100)) ] || die "the DB's filesystem is already under 45 % free before the fill"
+fallocate -l $((avail - size * 40 / 100)) "$W/dbfs/filler"
 wait_check MIMSTORE_DB_FS_FULL present 90
 rm -f "$W/dbfs/filler"
 wait_check MIMSTORE_DB_FS_FULL absent 90
 
-log "MIMSTORE_WRITEBACK_LAG and MIMSTORE_JOURNAL_FULL: random writes onto a data disk throttled to 10 writes/s, 256 KB/s"
+log "MIMSTORE_WRITEBACK_STALLED and MIMSTORE_JOURNAL_FULL: random writes onto a frozen data filesystem"
 rbd -c "$CEPH_CONF" create --size 64M $POOL/img
-THROTTLED=$HDD
-throttle "$HDD" 10 262144
 fio --name=health --ioengine=rbd --clientname=admin --pool=$POOL --rbdname=img \
-  --rw=randwrite --bs=4k --iodepth=16 --time_based --runtime=90 \
+  --rw=randwrite --bs=4k --iodepth=16 --time_based --runtime=600 \
   --output="$DEV_DEST/fio-health.txt" >/dev/null 2>&1 &
-fio_pid=$!
-wait_check MIMSTORE_WRITEBACK_LAG present 80
-wait_check MIMSTORE_JOURNAL_FULL present 80
-kill "$fio_pid" 2>/dev/null || true
-wait "$fio_pid" 2>/dev/null || true
-throttle "$HDD" 0 0
-THROTTLED=""
-log "throttle lifted, writes stopped"
-wait_check MIMSTORE_WRITEBACK_LAG absent 120
+FIO_PID=$!
+sleep 5
+FROZEN=$W/hdd
+fsfreeze -f "$FROZEN"
+# wait_checks KEY... SECONDS: until all of them are raised (either may come first)
+wait_checks() {
+  local t=0 now k missing
+  local limit=${*: -1} keys=("${@:1:$#-1}")
+  while :; do
+    now=$(checks); missing=""
+    for k in "${keys[@]}"; do
+      case " $now " in *" $k "*) ;; *) missing+=" $k" ;; esac
+    done
+    [ -z "$missing" ] && break
+    [ $t -ge "$limit" ] && die "not raised after $limit s:$missing (health checks: $now)"
+    sleep 2; t=$((t + 2))
+  done
+  for k in "${keys[@]}"; do
+    log "  $k raised by ${t} s: $($CEPH health detail | grep -A1 "$k" | tail -n 1 | sed 's/^ *//')"
+  done
+}
+wait_checks MIMSTORE_WRITEBACK_STALLED MIMSTORE_JOURNAL_FULL 120
+# thawed before fio goes: its writes wait on the frozen filesystem
+fsfreeze -u "$FROZEN"
+FROZEN=""
+kill "$FIO_PID" 2>/dev/null || true
+wait "$FIO_PID" 2>/dev/null || true
+FIO_PID=""
+log "thawed, writes stopped"
+wait_check MIMSTORE_WRITEBACK_STALLED absent 60
+# held for the window (30 s) after the last wait
 wait_check MIMSTORE_JOURNAL_FULL absent 120
 
 log "MIMSTORE_FSCK_ERRORS: a stray file in a collection, found by ceph-objectstore-tool --op fsck"

@@ -450,7 +450,6 @@ mim::DurabilityHooks MIMStore::_durability_hooks()
     }
   };
   h.after_sync = [this](sn_t cp) {
-    last_checkpoint = cp;
     logger->set(l_mimstore_checkpoint_lag_sns,
                 sequencer.applied_sn() + 1 - cp);
     logger->set(l_mimstore_checkpoint_lag_bytes, journal->used());

@@ -218,7 +218,10 @@ int MIMStore::_open_db(bool create)
     return -EIO;
   }
   rocks_crash_env = env;  // db owns it from here
-  db_path = dir;
+  {
+    mim::MutexLock l(health_lock);
+    db_path = dir;
+  }
   db->init(conf.rocksdb_options);
   db->set_cache_size(conf.db_cache_bytes);
   std::stringstream err;

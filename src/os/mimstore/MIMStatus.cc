@@ -4,7 +4,7 @@
  * mimstore: what the store tells the OSD about itself. statfs (space, the
  * omap database's share) with the store's health alerts
  * (core/health_alerts.h: the OSD reports them with its statistics, the
- * monitor shows each key as a health warning), the devices under the data
+ * mgr shows each key as a health warning), the devices under the data
  * filesystem, the journal and the DB (`ceph device ls`, device health),
  * the OSD metadata, and the record of the last fsck.
  */
@@ -94,35 +94,64 @@ int MIMStore::statfs(struct store_statfs_t* buf, osd_alert_list_t* alerts)
   buf->total = uint64_t(st.f_blocks) * st.f_frsize;
   buf->available = uint64_t(st.f_bavail) * st.f_frsize;
   buf->internally_reserved = 0;
-  buf->allocated = buf->total - uint64_t(st.f_bfree) * st.f_frsize;
-  buf->data_stored = buf->allocated;
-  // The omap database's files (omap, xattrs, the store's records): the
-  // OMAP column of `ceph osd df`. On the data filesystem they are part of
-  // what it has allocated, so they are taken out of the data.
+  const uint64_t fs_used = buf->total - uint64_t(st.f_bfree) * st.f_frsize;
+  buf->allocated = fs_used;
+  // The omap database's files (omap, xattrs, the store's records) are the
+  // OMAP column of `ceph osd df`, as BlueStore reports its RocksDB: taken
+  // out of the data when they share its filesystem; on a filesystem of
+  // their own, that one counts in the total (as BlueStore counts a
+  // dedicated DB device) and what it holds beyond them (WAL, the
+  // filesystem's own) is metadata.
   struct statvfs db_st;
   const bool db_apart = _db_fs_apart(&db_st);
-  {
-    mim::MutexLock l(health_lock);
-    if (health && db) {
-      std::map<string, uint64_t> extra;
-      buf->omap_allocated = db->get_estimated_size(extra);
-      if (!db_apart) {
-        buf->data_stored -= std::min(buf->data_stored, buf->omap_allocated);
-      }
-    }
+  const uint64_t omap = _omap_bytes();
+  buf->omap_allocated = omap;
+  if (db_apart) {
+    const uint64_t db_total = uint64_t(db_st.f_blocks) * db_st.f_frsize;
+    const uint64_t db_used = db_total - uint64_t(db_st.f_bfree) * db_st.f_frsize;
+    buf->total += db_total;
+    buf->internal_metadata = db_used - std::min(db_used, omap);
+  } else {
+    buf->allocated -= std::min(buf->allocated, omap);
   }
+  buf->data_stored = buf->allocated;
   if (alerts) {
     _health_alerts(st, db_apart ? &db_st : nullptr, alerts);
   }
   return 0;
 }
 
+uint64_t MIMStore::_omap_bytes()
+{
+  // RocksDB's estimate lists and stats its files: refreshed at most every
+  // OMAP_BYTES_AGE seconds, the OSD asks on every tick.
+  const auto now = ceph::mono_clock::now();
+  mim::MutexLock l(health_lock);
+  if (!health || !db) {
+    return 0;  // not mounted
+  }
+  if (omap_bytes_at == ceph::mono_time() ||
+      now - omap_bytes_at >= std::chrono::seconds(OMAP_BYTES_AGE)) {
+    std::map<string, uint64_t> extra;
+    omap_bytes = db->get_estimated_size(extra);
+    omap_bytes_at = now;
+  }
+  return omap_bytes;
+}
+
 bool MIMStore::_db_fs_apart(struct statvfs* db_st)
 {
+  const string dir = _db_path();
   struct stat a, b;
-  return !db_path.empty() && ::stat(path.c_str(), &a) == 0 &&
-    ::stat(db_path.c_str(), &b) == 0 && a.st_dev != b.st_dev &&
-    ::statvfs(db_path.c_str(), db_st) == 0;
+  return !dir.empty() && ::stat(path.c_str(), &a) == 0 &&
+    ::stat(dir.c_str(), &b) == 0 && a.st_dev != b.st_dev &&
+    ::statvfs(dir.c_str(), db_st) == 0;
+}
+
+string MIMStore::_db_path()
+{
+  mim::MutexLock l(health_lock);
+  return db_path;
 }
 
 void MIMStore::_health_alerts(const struct statvfs& data_fs,
@@ -145,10 +174,17 @@ void MIMStore::_health_alerts(const struct statvfs& data_fs,
   // umount resets health under health_lock before the journal goes, so
   // the journal and the counters are there while it is held.
   s.journal_full_waits = logger->get(l_mimstore_journal_full_waits);
-  s.journal_used = journal->used();
+  s.journal_waiting = journal->space_wait_seconds();
   s.journal_size = journal->size();
-  s.checkpoint_sn = last_checkpoint.load();
-  s.lag_sns = logger->get(l_mimstore_checkpoint_lag_sns);
+  // Live, not the counter the last sync set: a stall has no sync.
+  const sn_t applied_end = sequencer.applied_sn() + 1;
+  const sn_t cp = durability.checkpoint();
+  s.lag_sns = applied_end > cp ? applied_end - cp : 0;
+  s.lag_bytes = journal->used();
+  // Moves with the checkpoint and with every write-back I/O done (a large
+  // generation's write back can hold the checkpoint for minutes on a slow
+  // disk, but its I/Os complete).
+  s.progress = cp + logger->get(l_mimstore_writeback_ios);
   s.fsck_errors = last_fsck_errors;
   s.fsck_when = last_fsck_when;
   for (auto& a : health->update(s)) {
@@ -160,26 +196,33 @@ void MIMStore::_start_health()
 {
   mim::HealthLimits hl;
   hl.journal_full_window = conf.warn_journal_full_window;
-  hl.checkpoint_age = conf.warn_checkpoint_age;
+  // Merging holds the checkpoint for up to the time threshold by design:
+  // the age counts beyond it.
+  hl.stall_age = conf.warn_writeback_stall_age +
+    (conf.merge ? std::max(conf.flush_replicas, conf.flush_nodes) *
+     conf.max_flush_interval : 0);
   hl.inodes_free_ratio = conf.warn_inodes_free_ratio;
   hl.db_free_ratio = conf.warn_db_free_ratio;
-  // "<errors> <when> <deep|shallow>", written by fsck()
+  // "<errors> <when> <deep|shallow>", written by _record_fsck()
   string rec;
   int64_t errors = -1;
-  string when;
+  string when, kind;
   if (read_meta(LAST_FSCK_META, &rec) == 0) {
     std::istringstream is(rec);
-    if (!(is >> errors >> when)) {
-      derr << LAST_FSCK_META << " is not \"<errors> <time> <kind>\": '"
+    if (!(is >> errors >> when >> kind) || (kind != "deep" && kind != "shallow")) {
+      derr << LAST_FSCK_META << " is not \"<errors> <time> <deep|shallow>\": '"
            << rec << "'; no fsck record" << dendl;
       errors = -1;
       when.clear();
+      kind.clear();
     }
   }
   mim::MutexLock l(health_lock);
   health = std::make_unique<mim::HealthMonitor>(hl);
   last_fsck_errors = errors;
-  last_fsck_when = when;
+  last_fsck_deep = kind == "deep";
+  last_fsck_when = errors < 0 ? string() : when + " " + kind;
+  omap_bytes_at = ceph::mono_time();
 }
 
 void MIMStore::_stop_health()
@@ -190,19 +233,26 @@ void MIMStore::_stop_health()
 
 void MIMStore::_record_fsck(int errors, bool deep)
 {
+  mim::MutexLock l(health_lock);
+  // A shallow fsck does not read what a deep one checks: clean, it does
+  // not clear errors a deep one found.
+  if (errors == 0 && !deep && last_fsck_errors > 0 && last_fsck_deep) {
+    dout(1) << "fsck: clean, but shallow: the errors of the deep fsck of "
+            << last_fsck_when << " stand until a clean deep fsck" << dendl;
+    return;
+  }
   // one word: the record is read back by whitespace
   string when = stringify(ceph_clock_now());
   std::replace(when.begin(), when.end(), ' ', 'T');
-  const string rec = stringify(errors) + " " + when +
-    (deep ? " deep" : " shallow");
-  int r = write_meta(LAST_FSCK_META, rec);
+  const string kind = deep ? "deep" : "shallow";
+  int r = write_meta(LAST_FSCK_META, stringify(errors) + " " + when + " " + kind);
   if (r < 0) {
     derr << "cannot record the fsck's result in " << path << "/"
          << LAST_FSCK_META << ": " << cpp_strerror(r) << dendl;
   }
-  mim::MutexLock l(health_lock);
   last_fsck_errors = errors;
-  last_fsck_when = when;
+  last_fsck_deep = deep;
+  last_fsck_when = when + " " + kind;
 }
 
 int MIMStore::pool_statfs(uint64_t pool_id, struct store_statfs_t* buf,
@@ -260,7 +310,7 @@ int MIMStore::get_devices(std::set<string>* ls)
 {
   devices_of(path, ls);
   devices_of(journal_path, ls);
-  devices_of(db_path, ls);
+  devices_of(_db_path(), ls);
   return 0;
 }
 
@@ -270,9 +320,12 @@ void MIMStore::collect_metadata(std::map<string, string>* pm)
   (*pm)["mimstore_journal"] = journal_path;
   (*pm)["osd_objectstore"] = "mimstore";
   // Which device is which (the OSD's "devices" lists them together).
-  for (auto [key, p] : {std::pair{"mimstore_data_devices", &path},
-                        std::pair{"mimstore_journal_devices", &journal_path},
-                        std::pair{"mimstore_db_devices", &db_path}}) {
+  const string db_dir = _db_path();
+  const std::pair<const char*, const string*> which[] = {
+    {"mimstore_data_devices", &path},
+    {"mimstore_journal_devices", &journal_path},
+    {"mimstore_db_devices", &db_dir}};
+  for (const auto& [key, p] : which) {
     std::set<string> ls;
     devices_of(*p, &ls);
     (*pm)[key] = join(ls);

@@ -56,7 +56,7 @@
  *                  the journal's and Durability's locks
  *   health_lock    the health alerts' state (statfs, MIMStatus.cc);
  *                  taken with no other store lock held, outer only to
- *                  the journal's and RocksDB's own locks
+ *                  the journal's, Durability's and RocksDB's own locks
  *   Sequencer::apply_lock, Collections::tombstone_lock,
  *   WrittenBackRecords::lock, debug_hook_lock   leaves (apply queue and
  *                  applied_sn; tombstones of merged-away collections;
@@ -355,6 +355,11 @@ class MIMStore : public ObjectStore {
   // ---- status (MIMStatus.cc) ----
   /// The DB is on another filesystem than the data: true, with its statvfs.
   bool _db_fs_apart(struct statvfs* db_st);
+  /// db_path, read under health_lock.
+  std::string _db_path();
+  /// RocksDB's size estimate (0 while not mounted), at most
+  /// OMAP_BYTES_AGE seconds old.
+  uint64_t _omap_bytes();
   /// The health alerts at this statfs (empty while not mounted).
   void _health_alerts(const struct statvfs& data_fs,
                       const struct statvfs* db_fs, osd_alert_list_t* alerts);
@@ -787,20 +792,25 @@ class MIMStore : public ObjectStore {
   /// active generation is frozen: mimstore_generation_journal_share of the
   /// journal below mimstore_backoff_high. Set at mount.
   uint64_t generation_journal_bytes = 0;
-  /// The omap database's directory, resolved at mount (_open_db).
-  std::string db_path;
-  /// The health alerts statfs reports (core/health_alerts.h). A leaf lock:
-  /// statfs holds it while it reads the journal, the counters and the DB's
-  /// size, which umount keeps open until _stop_health has taken it.
+  /// The health alerts statfs reports (core/health_alerts.h). statfs
+  /// holds it while it reads the journal, the counters and the DB's size,
+  /// which umount keeps open until _stop_health has taken it.
   mim::Mutex health_lock;
   std::unique_ptr<mim::HealthMonitor> health MIM_GUARDED_BY(health_lock);
-  /// The last fsck's errors (-1: none recorded) and when it ran.
+  /// The omap database's directory, resolved at mount (_open_db); read by
+  /// statfs, get_devices and collect_metadata from the OSD's threads.
+  std::string db_path MIM_GUARDED_BY(health_lock);
+  /// RocksDB's size estimate and when it was taken (statfs).
+  uint64_t omap_bytes MIM_GUARDED_BY(health_lock) = 0;
+  ceph::mono_time omap_bytes_at MIM_GUARDED_BY(health_lock);
+  static constexpr int OMAP_BYTES_AGE = 10;  ///< seconds
+  /// The last fsck's errors (-1: none recorded), whether it was deep, and
+  /// when it ran ("<time> <kind>").
   int64_t last_fsck_errors MIM_GUARDED_BY(health_lock) = -1;
+  bool last_fsck_deep MIM_GUARDED_BY(health_lock) = false;
   std::string last_fsck_when MIM_GUARDED_BY(health_lock);
   /// <osd data>/mimstore_last_fsck: "<errors> <time> <deep|shallow>".
   static constexpr const char* LAST_FSCK_META = "mimstore_last_fsck";
-  /// The checkpoint of the last sync (sync thread; statfs reads it).
-  std::atomic<uint64_t> last_checkpoint{0};
   /// Tests only. A point copies the pointer under the lock and calls the
   /// hook without it (a hook may block, or set another hook).
   mim::Mutex debug_hook_lock;

@@ -21,7 +21,7 @@ HealthLimits limits()
 {
   HealthLimits l;
   l.journal_full_window = 60;
-  l.checkpoint_age = 100;
+  l.stall_age = 100;
   l.inodes_free_ratio = 0.05;
   l.db_free_ratio = 0.10;
   return l;
@@ -33,7 +33,6 @@ HealthSample at(double t)
   HealthSample s;
   s.now = t;
   s.journal_size = 1 << 30;
-  s.journal_used = 1 << 20;
   s.data_inodes = 1000;
   s.data_inodes_free = 900;
   return s;
@@ -77,7 +76,8 @@ TEST(HealthAlerts, JournalFullHoldsForTheWindowAfterTheLastWait)
     EXPECT_EQ(r.raised ? Keys{"MIMSTORE_JOURNAL_FULL"} : Keys{}, keys(a)) << "t=" << r.t;
     if (r.t == 149) {   // the episode's own waits: 9 -> 10 at 90, -> 12 at 149
       ASSERT_EQ(1u, a.size());
-      EXPECT_NE(std::string::npos, a[0].message.find("waited 3 times, the last 0 s ago"))
+      EXPECT_NE(std::string::npos,
+                a[0].message.find("waited for journal room 3 time(s) in the last 60 s"))
         << a[0].message;
     }
   }
@@ -97,23 +97,54 @@ TEST(HealthAlerts, ACounterThatRestartsIsNotAWait)
   EXPECT_EQ(Keys{"MIMSTORE_JOURNAL_FULL"}, keys(m.update(s)));
 }
 
-TEST(HealthAlerts, WritebackLagWhenTheCheckpointStaysWithTransactionsBeyond)
+TEST(HealthAlerts, AWaitUnderWayRaisesItFromTheFirstSample)
 {
   HealthMonitor m(limits());
-  struct Row { double t; uint64_t ckpt; uint64_t lag; bool raised; };
+  auto s = at(0);
+  s.journal_full_waits = 4;   // counted before this monitor: not new
+  s.journal_waiting = 30;     // but one is under way
+  auto a = m.update(s);
+  ASSERT_EQ(Keys{"MIMSTORE_JOURNAL_FULL"}, keys(a));
+  EXPECT_NE(std::string::npos, a[0].message.find("are waiting for journal room")) << a[0].message;
+  EXPECT_NE(std::string::npos, a[0].message.find("(1024 MiB)")) << a[0].message;
+  // Over by 40; the alert holds 60 s after the last sample that saw it.
+  for (double t : {40.0, 59.0}) {
+    s = at(t);
+    s.journal_full_waits = 4;
+    a = m.update(s);
+    ASSERT_EQ(Keys{"MIMSTORE_JOURNAL_FULL"}, keys(a)) << t;
+    EXPECT_NE(std::string::npos, a[0].message.find("1 time(s)")) << a[0].message;
+  }
+  s = at(60);
+  s.journal_full_waits = 4;
+  EXPECT_TRUE(m.update(s).empty());
+}
+
+TEST(HealthAlerts, WritebackStalledWhenNothingMovesWithTransactionsBeyondTheCheckpoint)
+{
+  HealthMonitor m(limits());
+  struct Row { double t; uint64_t progress; uint64_t lag; bool raised; };
   for (const Row& r : {Row{0, 10, 5, false}, Row{99, 10, 500, false},
                        Row{100, 10, 900, true},     // 100 s at 10
                        Row{150, 10, 900, true},
-                       Row{151, 40, 900, false},    // it moved
-                       Row{250, 40, 900, false}, Row{251, 40, 900, true},
-                       Row{260, 40, 0, false},      // nothing beyond it
-                       Row{350, 40, 3, false},      // the clock restarted at 260
-                       Row{360, 40, 3, true}}) {
+                       Row{151, 11, 900, false},    // one write-back I/O
+                       Row{250, 11, 900, false}, Row{251, 11, 900, true},
+                       Row{260, 11, 0, false},      // nothing beyond it
+                       Row{350, 11, 3, false},      // the clock restarted at 260
+                       Row{360, 11, 3, true}}) {
     auto s = at(r.t);
-    s.checkpoint_sn = r.ckpt;
+    s.progress = r.progress;
     s.lag_sns = r.lag;
-    EXPECT_EQ(r.raised ? Keys{"MIMSTORE_WRITEBACK_LAG"} : Keys{}, keys(m.update(s)))
+    s.lag_bytes = uint64_t(r.lag) << 20;
+    auto a = m.update(s);
+    EXPECT_EQ(r.raised ? Keys{"MIMSTORE_WRITEBACK_STALLED"} : Keys{}, keys(a))
       << "t=" << r.t;
+    if (r.t == 100) {
+      ASSERT_EQ(1u, a.size());
+      EXPECT_NE(std::string::npos,
+                a[0].message.find("100 s with 900 transactions (900 MiB of journal)"))
+        << a[0].message;
+    }
   }
 }
 
@@ -150,24 +181,24 @@ TEST(HealthAlerts, FsckErrorsUntilACleanFsck)
   s.fsck_when = "2026-12-06T07:00:00Z";
   auto a = m.update(s);
   ASSERT_EQ(Keys{"MIMSTORE_FSCK_ERRORS"}, keys(a));
-  EXPECT_NE(std::string::npos, a[0].message.find("(2026-12-06T07:00:00Z) found 3 errors"));
+  EXPECT_NE(std::string::npos, a[0].message.find("(2026-12-06T07:00:00Z) found 3 error(s)"));
 }
 
 TEST(HealthAlerts, AllAtOnceInTheDocumentedOrder)
 {
   HealthMonitor m(limits());
   auto s = at(0);
-  s.checkpoint_sn = 1;
+  s.progress = 1;
   s.lag_sns = 1;
   m.update(s);
   s = at(200);
-  s.checkpoint_sn = 1;
+  s.progress = 1;
   s.lag_sns = 1;
   s.journal_full_waits = 1;
   s.data_inodes_free = 0;
   s.db_bytes = 100;
   s.fsck_errors = 1;
-  EXPECT_EQ((Keys{"MIMSTORE_JOURNAL_FULL", "MIMSTORE_WRITEBACK_LAG", "MIMSTORE_DATA_FS_INODES",
-                  "MIMSTORE_DB_FS_FULL", "MIMSTORE_FSCK_ERRORS"}),
+  EXPECT_EQ((Keys{"MIMSTORE_JOURNAL_FULL", "MIMSTORE_WRITEBACK_STALLED",
+                  "MIMSTORE_DATA_FS_INODES", "MIMSTORE_DB_FS_FULL", "MIMSTORE_FSCK_ERRORS"}),
             keys(m.update(s)));
 }

@@ -28,11 +28,6 @@ std::string fmt(const char* f, ...)
   return buf;
 }
 
-double pct(uint64_t part, uint64_t whole)
-{
-  return whole ? 100.0 * double(part) / double(whole) : 0;
-}
-
 }  // namespace
 
 std::vector<HealthAlert> HealthMonitor::update(const HealthSample& s)
@@ -41,76 +36,82 @@ std::vector<HealthAlert> HealthMonitor::update(const HealthSample& s)
   if (!primed) {
     primed = true;
     full_waits_seen = s.journal_full_waits;
-    checkpoint_seen = s.checkpoint_sn;
-    checkpoint_still_since = s.now;
+    progress_seen = s.progress;
+    still_since = s.now;
   }
 
-  // A counter that went down is a new count (a remount's); take it as is.
-  if (s.journal_full_waits != full_waits_seen) {
-    const uint64_t n = s.journal_full_waits > full_waits_seen
-      ? s.journal_full_waits - full_waits_seen : 0;
-    full_waits_seen = s.journal_full_waits;
-    if (n) {
-      if (!in_episode) {
-        full_waits_episode = 0;
-      }
+  // A wait under way, or one begun since the last sample. A counter that
+  // went down is a remount's: taken as the new base.
+  uint64_t begun = s.journal_full_waits > full_waits_seen
+    ? s.journal_full_waits - full_waits_seen : 0;
+  full_waits_seen = s.journal_full_waits;
+  if (begun || s.journal_waiting > 0) {
+    if (!in_episode) {
+      full_waits_episode = 0;
       in_episode = true;
-      full_waits_episode += n;
-      last_full_wait = s.now;
     }
-  }
-  if (in_episode && s.now - last_full_wait >= lim.journal_full_window) {
+    // a wait under way that began before this episode counts once
+    full_waits_episode += begun ? begun : (full_waits_episode ? 0 : 1);
+    last_full_wait = s.now;
+  } else if (in_episode && s.now - last_full_wait >= lim.journal_full_window) {
     in_episode = false;
   }
   if (in_episode) {
     out.push_back({"MIMSTORE_JOURNAL_FULL",
-        fmt("writers waited %llu times for journal room, the last %.0f s ago "
-            "(journal %.0f%% used of %llu MiB): the write back is slower "
-            "than the clients; a larger journal or fewer clients per OSD",
-            (unsigned long long)full_waits_episode, s.now - last_full_wait,
-            pct(s.journal_used, s.journal_size),
-            (unsigned long long)(s.journal_size >> 20))});
+        s.journal_waiting > 0
+        ? fmt("writers are waiting for journal room: the journal (%llu MiB) "
+              "is full, the write back slower than the clients; a larger "
+              "journal, fewer clients per OSD, or a failing data disk?",
+              (unsigned long long)(s.journal_size >> 20))
+        : fmt("writers waited for journal room %llu time(s) in the last "
+              "%.0f s: the journal (%llu MiB) filled, the write back slower "
+              "than the clients; a larger journal, fewer clients per OSD, "
+              "or a failing data disk?",
+              (unsigned long long)full_waits_episode, lim.journal_full_window,
+              (unsigned long long)(s.journal_size >> 20))});
   }
 
-  if (s.checkpoint_sn != checkpoint_seen || s.lag_sns == 0) {
-    checkpoint_seen = s.checkpoint_sn;
-    checkpoint_still_since = s.now;
+  if (s.progress != progress_seen || s.lag_sns == 0) {
+    progress_seen = s.progress;
+    still_since = s.now;
   }
-  const double still = s.now - checkpoint_still_since;
-  if (s.lag_sns && still >= lim.checkpoint_age) {
-    out.push_back({"MIMSTORE_WRITEBACK_LAG",
-        fmt("the journal's checkpoint has not moved for %.0f s with %llu "
-            "transactions (%llu MiB) beyond it: the write back is stalled "
-            "or slower than the writes, and a restart now replays all of it",
-            still, (unsigned long long)s.lag_sns,
-            (unsigned long long)(s.journal_used >> 20))});
+  if (s.lag_sns && s.now - still_since >= lim.stall_age) {
+    out.push_back({"MIMSTORE_WRITEBACK_STALLED",
+        fmt("the checkpoint did not move and nothing was written back for "
+            "more than %.0f s with %llu transactions (%llu MiB of journal) beyond "
+            "the checkpoint: the data disk or its filesystem hangs (see the "
+            "OSD's log and the kernel's); a restart replays all of them",
+            lim.stall_age, (unsigned long long)s.lag_sns,
+            (unsigned long long)(s.lag_bytes >> 20))});
   }
 
   if (s.data_inodes &&
       double(s.data_inodes_free) < lim.inodes_free_ratio * double(s.data_inodes)) {
     out.push_back({"MIMSTORE_DATA_FS_INODES",
-        fmt("the data filesystem has %llu of %llu inodes free (%.1f%%): "
-            "object creates will fail with ENOSPC before the space is used",
+        fmt("the data filesystem has under %.0f%% of its inodes free "
+            "(%llu of %llu): object creates will fail with ENOSPC while "
+            "space is left; raise XFS's inode share (xfs_growfs -m)",
+            100 * lim.inodes_free_ratio,
             (unsigned long long)s.data_inodes_free,
-            (unsigned long long)s.data_inodes,
-            pct(s.data_inodes_free, s.data_inodes))});
+            (unsigned long long)s.data_inodes)});
   }
 
   if (s.db_bytes &&
       double(s.db_bytes_free) < lim.db_free_ratio * double(s.db_bytes)) {
     out.push_back({"MIMSTORE_DB_FS_FULL",
-        fmt("the DB's filesystem has %llu of %llu MiB free (%.1f%%): omap "
-            "and xattr writes stop the OSD when it fills",
+        fmt("the omap DB's filesystem has under %.0f%% free (%llu of %llu "
+            "MiB): RocksDB needs room to compact, and omap and xattr "
+            "writes stop the OSD when it fills",
+            100 * lim.db_free_ratio,
             (unsigned long long)(s.db_bytes_free >> 20),
-            (unsigned long long)(s.db_bytes >> 20),
-            pct(s.db_bytes_free, s.db_bytes))});
+            (unsigned long long)(s.db_bytes >> 20))});
   }
 
   if (s.fsck_errors > 0) {
     out.push_back({"MIMSTORE_FSCK_ERRORS",
-        fmt("the last fsck (%s) found %lld errors: run "
-            "ceph-objectstore-tool --op fsck on the stopped OSD for the "
-            "list, then repair or redeploy it",
+        fmt("the last fsck (%s) found %lld error(s): ceph-objectstore-tool "
+            "--op fsck on the stopped OSD lists them; there is no repair "
+            "yet, redeploy the OSD",
             s.fsck_when.empty() ? "time unknown" : s.fsck_when.c_str(),
             (long long)s.fsck_errors)});
   }

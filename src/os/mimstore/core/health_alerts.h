@@ -4,16 +4,17 @@
  * mimstore: the store's health alerts, the warnings `ceph health detail`
  * shows for an OSD (MIMSTORE_*), decided from what the store samples at
  * each statfs (the OSD asks once per tick and reports the alerts with its
- * statistics; the monitor turns each key into a health check).
+ * statistics; the mgr turns each key into a health check).
  *
- *   MIMSTORE_JOURNAL_FULL       writers waited for journal room (the
- *                               journal filled) within the last
- *                               journal_full_window seconds
- *   MIMSTORE_WRITEBACK_LAG      the journal's checkpoint has not moved for
- *                               checkpoint_age seconds while transactions
- *                               lie beyond it: the write back is stalled
- *                               or slower than the clients, and a crash
- *                               would replay all of it
+ *   MIMSTORE_JOURNAL_FULL       writers are waiting for journal room (the
+ *                               journal is full), or waited within the
+ *                               last journal_full_window seconds: the
+ *                               write back is slower than the clients
+ *   MIMSTORE_WRITEBACK_STALLED  the checkpoint did not move and nothing
+ *                               was written back for stall_age seconds
+ *                               while transactions lie beyond it: the
+ *                               data disk or its filesystem hangs, and a
+ *                               restart would replay all of them
  *   MIMSTORE_DATA_FS_INODES     the data filesystem's free inodes below
  *                               inodes_free_ratio (free space is the
  *                               OSD's own OSD_NEARFULL/FULL)
@@ -25,7 +26,8 @@
  *                               cleared by a clean one
  *
  * Each alert is a level (it clears when its cause goes) except
- * MIMSTORE_JOURNAL_FULL, an event kept for a window after the last wait.
+ * MIMSTORE_JOURNAL_FULL, kept for a window after the last wait. The
+ * messages change only when what they report changes (not every tick).
  *
  * Not thread-safe: one caller (the store serializes statfs).
  *
@@ -45,24 +47,27 @@ namespace mim {
 /// What the store reads at one statfs.
 struct HealthSample {
   double now = 0;                   ///< seconds, monotonic clock
-  uint64_t journal_full_waits = 0;  ///< counter: writers that waited for journal room
-  uint64_t journal_used = 0;        ///< bytes from the checkpoint to the head
+  uint64_t journal_full_waits = 0;  ///< counter: waits for journal room begun
+  double journal_waiting = 0;       ///< seconds the current wait has lasted; 0: none
   uint64_t journal_size = 0;
-  uint64_t checkpoint_sn = 0;       ///< the journal's checkpoint
   uint64_t lag_sns = 0;             ///< transactions beyond the checkpoint (0: none)
+  uint64_t lag_bytes = 0;           ///< the journal they take
+  /// Any count that moves while the store makes progress towards the
+  /// checkpoint: the checkpoint itself, write-back I/Os done.
+  uint64_t progress = 0;
   uint64_t data_inodes = 0;         ///< f_files of the data filesystem; 0: not reported
   uint64_t data_inodes_free = 0;    ///< f_ffree
   uint64_t db_bytes = 0;            ///< the DB's filesystem, if its own; 0: none
   uint64_t db_bytes_free = 0;       ///< f_bavail * f_frsize
   int64_t fsck_errors = -1;         ///< the last fsck's errors; -1: none recorded
-  std::string fsck_when;            ///< when it ran (for the message)
+  std::string fsck_when;            ///< when it ran, and its kind (for the message)
 };
 
 struct HealthLimits {
   double journal_full_window = 600;  ///< s
-  double checkpoint_age = 600;       ///< s
+  double stall_age = 120;            ///< s
   double inodes_free_ratio = 0.05;
-  double db_free_ratio = 0.05;
+  double db_free_ratio = 0.15;
 };
 
 struct HealthAlert {
@@ -83,14 +88,14 @@ class HealthMonitor {
   const HealthLimits lim;
   bool primed = false;
   uint64_t full_waits_seen = 0;
-  /// Waits counted since the episode's first, and when the last came.
+  /// Waits begun since the episode's first, and when one was last seen.
   uint64_t full_waits_episode = 0;
   double last_full_wait = 0;
   bool in_episode = false;
-  /// The checkpoint last seen, and since when it has not moved with
-  /// transactions behind it.
-  uint64_t checkpoint_seen = 0;
-  double checkpoint_still_since = 0;
+  /// The progress count last seen, and since when it has not moved with
+  /// transactions beyond the checkpoint.
+  uint64_t progress_seen = 0;
+  double still_since = 0;
 };
 
 }  // namespace mim
