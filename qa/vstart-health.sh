@@ -20,18 +20,18 @@
 #                                --op fsck on the stopped OSD; removed, a
 #                                clean fsck clears it
 #
-#   qa/vstart-health.sh        (root: loop devices, mounts, fsfreeze, /run/udev;
-#                               refused where a udevd runs: it owns /run/udev)
+#   qa/vstart-health.sh        (root: loop devices, mounts, fsfreeze, /run/udev)
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 source "$REPO/cmake/common.sh"
 source "$REPO/qa/lib/dev-cluster.sh"
 
 [ "$(id -u)" = 0 ] || die "run as root (loop devices, mounts, fsfreeze)"
-# The test writes the loop devices' udev records itself (a model and a
-# serial, as udev gives a disk); a running udevd would own and rewrite them.
-[ -e /run/udev/control ] &&
-  die "a udevd runs here (/run/udev/control): this test writes /run/udev/data itself; run it where none runs (a container, a CI machine)"
+# Where a udevd runs, the loop devices' identities come from a rule of
+# ours (udevd owns its database); where none runs (a container), the test
+# writes the records itself.
+UDEVD=0
+[ -e /run/udev/control ] && command -v udevadm >/dev/null && UDEVD=1
 command -v fsfreeze >/dev/null || die "fsfreeze not found (util-linux)"
 
 W=$(mktemp -d /var/tmp/mimstore-health.XXXXXX)
@@ -51,6 +51,9 @@ cleanup() {
   dev_cluster_stop "$rc"
   local f m l
   for f in "${UDEV_FILES[@]}"; do rm -f "$f"; done
+  if [ "$UDEVD" = 1 ] && ((${#UDEV_FILES[@]})); then
+    udevadm control --reload || true
+  fi
   for m in "$W/hdd" "$W/dbfs"; do
     if mountpoint -q "$m"; then umount "$m" || umount -l "$m" || true; fi
   done
@@ -66,15 +69,32 @@ trap 'exit 130' INT TERM
 # get_device_id) reads as it does a disk's; removed at the end. The
 # device in NEW_LOOP (not a subshell: cleanup needs LOOPS and UDEV_FILES).
 new_loop() {
-  local name=$1 size=$2 model=$3 dev mm
+  local name=$1 size=$2 model=$3 dev mm rec serial
   truncate -s "$size" "$W/$name.img"
   dev=$(losetup --find --show "$W/$name.img")
   LOOPS+=("$dev")
-  mm=$(lsblk -dno MAJ:MIN "$dev" | tr -d ' ')
-  mkdir -p /run/udev/data
-  [ -e "/run/udev/data/b$mm" ] && die "/run/udev/data/b$mm exists: a udev manages $dev here; this test would overwrite its record"
-  printf 'E:ID_MODEL=%s\nE:ID_SERIAL_SHORT=%s\n' "$model" "$(basename "$W")-$name" >"/run/udev/data/b$mm"
-  UDEV_FILES+=("/run/udev/data/b$mm")
+  serial="$(basename "$W")-$name"
+  if [ "$UDEVD" = 1 ]; then
+    rec="/run/udev/rules.d/99-mimstore-health-$(basename "$W")-$name.rules"
+    mkdir -p /run/udev/rules.d
+    printf 'KERNEL=="%s", ENV{ID_MODEL}="%s", ENV{ID_SERIAL_SHORT}="%s"\n' \
+      "$(basename "$dev")" "$model" "$serial" >"$rec"
+    UDEV_FILES+=("$rec")
+    udevadm control --reload
+    udevadm trigger --action=change "$dev"
+    udevadm settle
+  else
+    mm=$(lsblk -dno MAJ:MIN "$dev" | tr -d ' ')
+    rec=/run/udev/data/b$mm
+    mkdir -p /run/udev/data
+    # a record of an earlier run of this test (killed before its cleanup)
+    # is replaced; anything else is not ours
+    if [ -e "$rec" ] && ! grep -q '^E:ID_MODEL=MIMTEST_' "$rec"; then
+      die "$rec exists and is not this test's: something manages $dev's udev record"
+    fi
+    printf 'E:ID_MODEL=%s\nE:ID_SERIAL_SHORT=%s\n' "$model" "$serial" >"$rec"
+    UDEV_FILES+=("$rec")
+  fi
   NEW_LOOP=$dev
 }
 
@@ -278,7 +298,7 @@ cot() {
     --data-path "$W/hdd" --journal-path "$NVME" --no-mon-config "$@"
 }
 osd_stop
-coll=$(find "$W/hdd/objects" -mindepth 1 -maxdepth 1 -type d -name '*_head' | head -n 1)
+coll=$(find "$W/hdd/objects" -mindepth 1 -maxdepth 1 -type d -name '*_head' -print -quit)
 [ -n "$coll" ] || die "no collection directory under $W/hdd/objects"
 echo stray >"$coll/not-an-object"
 out=$(cot --op fsck 2>&1) && die "fsck passed a stray file: $out"

@@ -104,7 +104,7 @@ int MIMStore::statfs(struct store_statfs_t* buf, osd_alert_list_t* alerts)
   // filesystem's own) is metadata.
   struct statvfs db_st;
   const bool db_apart = _db_fs_apart(&db_st);
-  const uint64_t omap = _omap_bytes();
+  const uint64_t omap = _omap_bytes();  // 0 while not mounted
   buf->omap_allocated = omap;
   if (db_apart) {
     const uint64_t db_total = uint64_t(db_st.f_blocks) * db_st.f_frsize;
@@ -112,7 +112,7 @@ int MIMStore::statfs(struct store_statfs_t* buf, osd_alert_list_t* alerts)
     buf->total += db_total;
     buf->internal_metadata = db_used - std::min(db_used, omap);
   } else {
-    buf->allocated -= std::min(buf->allocated, omap);
+    buf->allocated = fs_used - std::min(fs_used, omap);
   }
   buf->data_stored = buf->allocated;
   if (alerts) {
@@ -141,7 +141,14 @@ uint64_t MIMStore::_omap_bytes()
 
 bool MIMStore::_db_fs_apart(struct statvfs* db_st)
 {
-  const string dir = _db_path();
+  string dir;
+  {
+    mim::MutexLock l(health_lock);
+    if (!health) {
+      return false;  // not mounted: the DB is no part of the store's space
+    }
+    dir = db_path;
+  }
   struct stat a, b;
   return !dir.empty() && ::stat(path.c_str(), &a) == 0 &&
     ::stat(dir.c_str(), &b) == 0 && a.st_dev != b.st_dev &&
@@ -159,8 +166,6 @@ void MIMStore::_health_alerts(const struct statvfs& data_fs,
                               osd_alert_list_t* alerts)
 {
   mim::HealthSample s;
-  s.now = std::chrono::duration<double>(
-    ceph::mono_clock::now().time_since_epoch()).count();
   s.data_inodes = data_fs.f_files;
   s.data_inodes_free = data_fs.f_ffree;
   if (db_fs) {
@@ -171,20 +176,27 @@ void MIMStore::_health_alerts(const struct statvfs& data_fs,
   if (!health) {
     return;  // not mounted: nothing to say about the journal or the cache
   }
+  // under the lock: the OSD calls statfs from more than one thread, and
+  // the monitor takes its samples in time order
+  s.now = std::chrono::duration<double>(
+    ceph::mono_clock::now().time_since_epoch()).count();
   // umount resets health under health_lock before the journal goes, so
   // the journal and the counters are there while it is held.
   s.journal_full_waits = logger->get(l_mimstore_journal_full_waits);
   s.journal_waiting = journal->space_wait_seconds();
   s.journal_size = journal->size();
-  // Live, not the counter the last sync set: a stall has no sync.
-  const sn_t applied_end = sequencer.applied_sn() + 1;
+  // Every sn given out and not yet durable, applied or not (an apply
+  // blocked on a hung filesystem holds the checkpoint's catching up too);
+  // live, not the counter the last sync set: a stall has no sync.
+  const sn_t given_end = sequencer.next_sn_relaxed();
   const sn_t cp = durability.checkpoint();
-  s.lag_sns = applied_end > cp ? applied_end - cp : 0;
+  s.lag_sns = given_end > cp ? given_end - cp : 0;
   s.lag_bytes = journal->used();
-  // Moves with the checkpoint and with every write-back I/O done (a large
-  // generation's write back can hold the checkpoint for minutes on a slow
-  // disk, but its I/Os complete).
-  s.progress = cp + logger->get(l_mimstore_writeback_ios);
+  // Moves with the checkpoint, with every transaction applied and every
+  // write-back I/O done (a large generation's write back can hold the
+  // checkpoint for minutes on a slow disk, but its I/Os complete).
+  s.progress = cp + sequencer.applied_sn() +
+    logger->get(l_mimstore_writeback_ios);
   s.fsck_errors = last_fsck_errors;
   s.fsck_when = last_fsck_when;
   for (auto& a : health->update(s)) {

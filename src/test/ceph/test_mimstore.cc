@@ -572,7 +572,7 @@ TEST(MIMStoreStatus, FsckRecordRaisesAnAlertUntilACleanFsck)
   ASSERT_EQ(0, write_back_and_umount(s.get()));
   ASSERT_EQ(0, s->mount());
   ASSERT_EQ(0, s->statfs(&st, &alerts));
-  EXPECT_GE(st.omap_allocated, omap0 + (2u << 20))
+  EXPECT_GE(uint64_t(st.omap_allocated), uint64_t(omap0) + (2u << 20))
     << "omap bytes " << omap0 << " before 4 MiB of omap values";
   EXPECT_LE(st.allocated + st.omap_allocated + st.available, st.total);
   ASSERT_EQ(0, s->umount());

@@ -77,8 +77,8 @@ std::vector<HealthAlert> HealthMonitor::update(const HealthSample& s)
   }
   if (s.lag_sns && s.now - still_since >= lim.stall_age) {
     out.push_back({"MIMSTORE_WRITEBACK_STALLED",
-        fmt("the checkpoint did not move and nothing was written back for "
-            "more than %.0f s with %llu transactions (%llu MiB of journal) beyond "
+        fmt("nothing was applied, written back or checkpointed for more "
+            "than %.0f s with %llu transactions (%llu MiB of journal) beyond "
             "the checkpoint: the data disk or its filesystem hangs (see the "
             "OSD's log and the kernel's); a restart replays all of them",
             lim.stall_age, (unsigned long long)s.lag_sns,

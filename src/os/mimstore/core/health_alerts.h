@@ -10,11 +10,11 @@
  *                               journal is full), or waited within the
  *                               last journal_full_window seconds: the
  *                               write back is slower than the clients
- *   MIMSTORE_WRITEBACK_STALLED  the checkpoint did not move and nothing
- *                               was written back for stall_age seconds
- *                               while transactions lie beyond it: the
- *                               data disk or its filesystem hangs, and a
- *                               restart would replay all of them
+ *   MIMSTORE_WRITEBACK_STALLED  nothing was applied, written back or
+ *                               checkpointed for stall_age seconds while
+ *                               transactions lie beyond the checkpoint:
+ *                               the data disk or its filesystem hangs,
+ *                               and a restart would replay all of them
  *   MIMSTORE_DATA_FS_INODES     the data filesystem's free inodes below
  *                               inodes_free_ratio (free space is the
  *                               OSD's own OSD_NEARFULL/FULL)
@@ -50,10 +50,11 @@ struct HealthSample {
   uint64_t journal_full_waits = 0;  ///< counter: waits for journal room begun
   double journal_waiting = 0;       ///< seconds the current wait has lasted; 0: none
   uint64_t journal_size = 0;
-  uint64_t lag_sns = 0;             ///< transactions beyond the checkpoint (0: none)
+  uint64_t lag_sns = 0;             ///< transactions given an sn, not yet durable
   uint64_t lag_bytes = 0;           ///< the journal they take
   /// Any count that moves while the store makes progress towards the
-  /// checkpoint: the checkpoint itself, write-back I/Os done.
+  /// checkpoint: the checkpoint itself, transactions applied, write-back
+  /// I/Os done.
   uint64_t progress = 0;
   uint64_t data_inodes = 0;         ///< f_files of the data filesystem; 0: not reported
   uint64_t data_inodes_free = 0;    ///< f_ffree
