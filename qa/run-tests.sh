@@ -216,7 +216,7 @@ CEPH_FREE_FAILED=$FAILED
 # these paths at HEAD ("dirty" with uncommitted changes there, which are
 # never recorded); a Ceph-tier pass records it, and a run without the tier
 # fails unless the fingerprint is one that passed.
-CEPH_TIER_PATHS=(src cmake qa/crash qa/lib qa/run-tests.sh qa/vstart-smoke.sh
+CEPH_TIER_PATHS=(src cmake qa/crash qa/lib qa/run-tests.sh qa/vstart-smoke.sh qa/vstart-health.sh
                  qa/fio-objectstore.sh qa/objectstore-filter.sh qa/gtest_check.py
                  qa/lock-annotations.sh)
 CEPH_TIER_RECORD=$MIMSTORE_WORKDIR/ceph-tier-passed
@@ -311,6 +311,8 @@ if [ -z "$ceph_tier_reason" ]; then
     fi
     run_step "vstart smoke test (1 mon, 1 mgr, 3 mimstore OSDs, pg_num up and down)" \
       "$REPO/qa/vstart-smoke.sh"
+    run_step "operator's view (vstart, 1 OSD on loop devices): osd metadata and device ls list the data, journal and DB devices; osd df the omap bytes; each MIMSTORE_* health warning raised by its cause and cleared (mon patch 0013)" \
+      "$REPO/qa/vstart-health.sh"
     run_step "copy_from then recovery keeps no stale omap (OSD patch 0007)" \
       "$REPO/qa/crash/copyfrom-omap.sh" mimstore
     run_step "a PG without replicas whose read lease lapsed recovers (OSD patch 0010)" \

@@ -5,7 +5,9 @@
 #
 #   dev_cluster_start OSDS MERGE [extra vstart -o options...]
 #                       DEV_STORE=bluestore: BlueStore OSDs instead (for
-#                       tests that compare; MERGE is then ignored)
+#                       tests that compare; MERGE is then ignored);
+#                       DEV_VSTART_ARGS (an array): more vstart.sh flags,
+#                       e.g. --mimstore-data-dirs and --mimstore-journal-devs
 #   dev_cluster_stop
 #   dev_pg_num POOL N   change pg_num (the manager splits or merges PGs)
 #                       and wait until it is done and every PG is active+clean
@@ -64,7 +66,8 @@ dev_cluster_start() {
   (cd "$CEPH_BUILD_DIR" &&
    MON=1 OSD=$osds MGR=$mgr MDS=0 RGW=0 NFS=0 CEPH_PORT=$port \
      "$CEPH_SOURCE_DIR/src/vstart.sh" -n -x --$store --without-dashboard \
-     --nolockdep "${opts[@]}" >"$DEV_DEST/vstart.log" 2>&1) ||
+     --nolockdep "${opts[@]}" ${DEV_VSTART_ARGS[@]+"${DEV_VSTART_ARGS[@]}"} \
+     >"$DEV_DEST/vstart.log" 2>&1) ||
     { tail -40 "$DEV_DEST/vstart.log" >&2; die "vstart failed"; }
   dev_wait_up "$osds" 120 || die "not all $osds OSDs came up"
 }

@@ -185,8 +185,11 @@ bool JournalWriter::wait_for_space_locked(uint64_t len)
   // Never overwrite an entry the checkpoint still needs: wait for space.
   bool waited = false;
   while (!mim::batch_fits(dev.geo(), tail, head, len) && !sticky_error) {
-    if (!waited && logger) {
-      logger->inc(l_mimstore_journal_full_waits);
+    if (!waited) {
+      if (logger) {
+        logger->inc(l_mimstore_journal_full_waits);
+      }
+      space_wait_since_ns = now_ns();
     }
     waited = true;
     lock.unlock();
@@ -196,6 +199,7 @@ bool JournalWriter::wait_for_space_locked(uint64_t len)
     lock.lock();
     mim::wait_for(writer_cond, lock, std::chrono::milliseconds(100));
   }
+  space_wait_since_ns = 0;
   return !sticky_error;
 }
 

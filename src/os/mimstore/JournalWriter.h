@@ -26,6 +26,8 @@
  */
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -100,6 +102,12 @@ class JournalWriter {
   bool drained(sn_t* committed) const;
 
   uint64_t used() const;
+  /// Seconds the writer has been waiting for room (the journal full), 0
+  /// when it is not (the health alert MIMSTORE_JOURNAL_FULL).
+  double space_wait_seconds() const {
+    const int64_t since = space_wait_since_ns.load();
+    return since ? double(now_ns() - since) / 1e9 : 0;
+  }
   /// Whether [off, off + len) lies between the tail and the head: written
   /// (or being written) and not reclaimed.
   bool is_live(uint64_t off, uint64_t len) const {
@@ -146,6 +154,13 @@ class JournalWriter {
   /// Work for the writer: a batch may go, or it is stopping and drained.
   bool writer_has_work_locked() const MIM_REQUIRES(lock);
   std::unique_ptr<Batch> form_batch_locked() MIM_REQUIRES(lock);
+  static int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::steady_clock::now().time_since_epoch()).count();
+  }
+  /// When the current wait for room began (steady clock, ns); 0: none.
+  /// Written under the lock, read without it (space_wait_seconds).
+  std::atomic<int64_t> space_wait_since_ns{0};
   /// Wait (dropping the lock meanwhile) until `len` bytes fit between the
   /// head and the tail. false: a sticky error, nothing more is written.
   bool wait_for_space_locked(uint64_t len) MIM_REQUIRES(lock);

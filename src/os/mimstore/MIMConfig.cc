@@ -115,6 +115,13 @@ void read_options(const ConfigProxy& conf, MIMConfig* c, WideOptions* w)
   c->sync_interval = conf.get_val<double>("mimstore_sync_interval");
   c->min_sync_interval = conf.get_val<double>("mimstore_min_sync_interval");
   c->db_dir = conf.get_val<std::string>("mimstore_db_dir");
+  c->warn_journal_full_window =
+    conf.get_val<double>("mimstore_warn_journal_full_window");
+  c->warn_writeback_stall_age =
+    conf.get_val<double>("mimstore_warn_writeback_stall_age");
+  c->warn_inodes_free_ratio =
+    conf.get_val<double>("mimstore_warn_inodes_free_ratio");
+  c->warn_db_free_ratio = conf.get_val<double>("mimstore_warn_db_free_ratio");
   c->rocksdb_options = conf.get_val<std::string>("mimstore_rocksdb_options");
   c->db_cache_bytes = conf.get_val<Option::size_t>("mimstore_db_cache_bytes");
   w->fd_cache = conf.get_val<uint64_t>("mimstore_fd_cache_size");
@@ -265,6 +272,16 @@ int validate(const MIMConfig& c, const WideOptions& w, std::ostream& err)
             "must not exceed mimstore_sync_interval");
   }
   ck.range("mimstore_fd_cache_size", w.fd_cache, 16, 1u << 20);
+  ck.positive("mimstore_warn_journal_full_window", c.warn_journal_full_window);
+  ck.positive("mimstore_warn_writeback_stall_age", c.warn_writeback_stall_age);
+  for (auto [opt, v] : {std::pair{"mimstore_warn_inodes_free_ratio",
+                                  c.warn_inodes_free_ratio},
+                        std::pair{"mimstore_warn_db_free_ratio",
+                                  c.warn_db_free_ratio}}) {
+    if (!(v >= 0 && v < 1)) {
+      ck.fail(opt, std::to_string(v), "must be at least 0 (off) and below 1");
+    }
+  }
   if (c.journal_path.empty()) {
     ck.fail("osd_journal", "\"\"",
             "mimstore needs a journal: set osd_journal to a block device "

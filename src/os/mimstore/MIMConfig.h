@@ -67,6 +67,12 @@ struct MIMConfig {
   uint32_t fd_cache_size = 0;
   bool fsck_on_mount = false;
   bool fsck_on_mount_deep = false;
+
+  // health warnings (core/health_alerts.h)
+  double warn_journal_full_window = 0;  ///< seconds
+  double warn_writeback_stall_age = 0;       ///< seconds
+  double warn_inodes_free_ratio = 0;    ///< 0: off
+  double warn_db_free_ratio = 0;        ///< 0: off
   std::string debug_fault;
   bool debug_verify_journal_data = false;
   bool merge_data_in_journal = false;

@@ -144,6 +144,7 @@ class MIMJournal {
   uint64_t max_live_sns() const { return dev.geo().max_live_sns(); }
   uint32_t block_size() const { return dev.block_size(); }
   uint64_t used() const { return writer.used(); }
+  double space_wait_seconds() const { return writer.space_wait_seconds(); }
   /// Bytes from the batch holding `sn` to the head, padding included (all
   /// of used() if sn is older than the tail).
   uint64_t used_since(sn_t sn) const { return writer.used_since(sn); }

@@ -218,6 +218,10 @@ int MIMStore::_open_db(bool create)
     return -EIO;
   }
   rocks_crash_env = env;  // db owns it from here
+  {
+    mim::MutexLock l(health_lock);
+    db_path = dir;
+  }
   db->init(conf.rocksdb_options);
   db->set_cache_size(conf.db_cache_bytes);
   std::stringstream err;
@@ -270,7 +274,9 @@ int MIMStore::_close_all(JournalEnd end)
   // then what the ops and replay used (collection handles, the merge
   // cache, RocksDB, the object files), the I/O stack under all of them, the
   // counters' registration, and the lock file last, so no second mount
-  // starts while anything of this one is still open.
+  // starts while anything of this one is still open. statfs's alerts go
+  // before all of it (again is a no-op after umount's).
+  _stop_health();
   int r = 0;
   if (journal) {
     r = journal->close(end == JournalEnd::CLEAN);  // again is a no-op
@@ -677,6 +683,7 @@ int MIMStore::mount()
     goto fail;
   }
   _register_admin();
+  _start_health();
   if (conf.fsck_on_mount) {
     r = fsck(conf.fsck_on_mount_deep);
     if (r != 0) {
@@ -697,6 +704,7 @@ int MIMStore::umount()
 {
   ceph_assert(mounted);
   dout(1) << "umount" << dendl;
+  _stop_health();
   sequencer.wait_applied_all();
   // Merging on, the window stays in the journal for the next mount to
   // index again (docs/store.md "Replay"): the stop costs a sync, not the
@@ -822,6 +830,7 @@ int MIMStore::fsck(bool deep)
   }
   dout(1) << "fsck" << (deep ? " (deep)" : "") << ": " << with_files.size()
           << " objects, " << errors << " errors" << dendl;
+  _record_fsck(errors, deep);
   if (!was_mounted) {
     umount();
   }

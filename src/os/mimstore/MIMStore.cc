@@ -1,9 +1,11 @@
 // -*- mode:C++; tab-width:8; c-basic-offset:2; indent-tabs-mode:t -*-
 // vim: ts=8 sw=2 smarttab
 /*
- * mimstore: the ObjectStore facade (construction, statfs, metadata), the
+ * mimstore: the ObjectStore facade (construction, counters), the
  * collection registry, and the queue and apply path with its threads.
- * Elsewhere: lifecycle in MIMMount.cc, reads in MIMRead.cc, transaction
+ * Elsewhere: lifecycle in MIMMount.cc, what the store tells the OSD about
+ * itself (statfs, health alerts, devices, metadata) in MIMStatus.cc,
+ * reads in MIMRead.cc, transaction
  * ops in MIMOps.cc (and its family files), replay in MIMReplay.cc, freeze
  * triggers and backpressure in MIMMergeControl.cc, the merge cache flush
  * and the sync thread's hooks in MIMFlush.cc, admin commands in
@@ -14,9 +16,6 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
-#include <sys/statfs.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <sstream>
@@ -109,78 +108,6 @@ void MIMStore::_create_logger()
   }
   cct->get_perfcounters_collection()->add(logger);
   logger_registered = true;
-}
-
-namespace {
-
-/// Rotational flag of the block device holding `path` (a file, directory
-/// or device node), from sysfs; true when unknown, as HDD is the safe
-/// assumption for a data disk.
-bool path_is_rotational(const string& path, bool dflt)
-{
-  struct stat st;
-  if (::stat(path.c_str(), &st) < 0) {
-    return dflt;
-  }
-  dev_t dev = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
-  string base = "/sys/dev/block/" + std::to_string(major(dev)) + ":" +
-    std::to_string(minor(dev));
-  for (const char* rel : {"/queue/rotational", "/../queue/rotational"}) {
-    char buf[8] = {0};
-    int fd = ::open((base + rel).c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      continue;
-    }
-    ssize_t n = ::read(fd, buf, sizeof(buf) - 1);
-    ::close(fd);
-    if (n > 0) {
-      return buf[0] == '1';
-    }
-  }
-  return dflt;
-}
-
-}  // namespace
-
-bool MIMStore::is_rotational()
-{
-  return path_is_rotational(path, true);
-}
-
-bool MIMStore::is_journal_rotational()
-{
-  return path_is_rotational(journal_path, false);
-}
-
-int MIMStore::statfs(struct store_statfs_t* buf, osd_alert_list_t* alerts)
-{
-  if (alerts) {
-    alerts->clear();
-  }
-  buf->reset();
-  struct statvfs st;
-  if (::statvfs(path.c_str(), &st) < 0) {
-    return -errno;
-  }
-  buf->total = uint64_t(st.f_blocks) * st.f_frsize;
-  buf->available = uint64_t(st.f_bavail) * st.f_frsize;
-  buf->internally_reserved = 0;
-  buf->allocated = buf->total - uint64_t(st.f_bfree) * st.f_frsize;
-  buf->data_stored = buf->allocated;
-  return 0;
-}
-
-int MIMStore::pool_statfs(uint64_t pool_id, struct store_statfs_t* buf,
-                          bool* per_pool_omap)
-{
-  return -ENOTSUP;
-}
-
-void MIMStore::collect_metadata(std::map<string, string>* pm)
-{
-  (*pm)["mimstore_merge"] = conf.merge ? "true" : "false";
-  (*pm)["mimstore_journal"] = journal_path;
-  (*pm)["osd_objectstore"] = "mimstore";
 }
 
 objectstore_perf_stat_t MIMStore::get_cur_stats()

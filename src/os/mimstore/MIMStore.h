@@ -54,6 +54,9 @@
  *   Collection::lock   the collection's object index and bits
  *   freeze_lock    the freeze and flush hand-off; outer to the HTMLL's,
  *                  the journal's and Durability's locks
+ *   health_lock    the health alerts' state (statfs, MIMStatus.cc);
+ *                  taken with no other store lock held, outer only to
+ *                  the journal's, Durability's and RocksDB's own locks
  *   Sequencer::apply_lock, Collections::tombstone_lock,
  *   WrittenBackRecords::lock, debug_hook_lock   leaves (apply queue and
  *                  applied_sn; tombstones of merged-away collections;
@@ -64,6 +67,8 @@
  *   holding their locks)
  */
 #pragma once
+
+#include <sys/statvfs.h>
 
 #include <array>
 #include <climits>
@@ -94,6 +99,7 @@
 #include "MIMPerf.h"
 #include "ObjectLocks.h"
 #include "Sequencer.h"
+#include "core/health_alerts.h"
 #include "core/durability.h"
 #include "core/flush_policy.h"
 #include "core/journal_pacer.h"
@@ -163,7 +169,7 @@ class MIMStore : public ObjectStore {
            const std::string& journal_path);
   ~MIMStore() override;
 
-  // ---- lifecycle (MIMMount.cc) ----
+  // ---- lifecycle (MIMMount.cc); statfs, devices, metadata (MIMStatus.cc) ----
   std::string get_type() override { return "mimstore"; }
   bool test_mount_in_use() override;
   int mkfs() override;
@@ -197,6 +203,8 @@ class MIMStore : public ObjectStore {
     return num_objects * 512;  // an inode and a directory entry each
   }
   void collect_metadata(std::map<std::string, std::string>* pm) override;
+  /// The whole disks under the data filesystem, the journal and the DB.
+  int get_devices(std::set<std::string>* ls) override;
   objectstore_perf_stat_t get_cur_stats() override;
   void refresh_perf_counters() override {}
   const PerfCounters* get_perf_counters() const override { return logger; }
@@ -344,6 +352,23 @@ class MIMStore : public ObjectStore {
   /// raise the fence in the meta file, durably, first. Returns the meta
   /// write's error.
   int _fence_sn(sn_t sn);
+  // ---- status (MIMStatus.cc) ----
+  /// The DB is on another filesystem than the data: true, with its statvfs.
+  bool _db_fs_apart(struct statvfs* db_st);
+  /// db_path, read under health_lock.
+  std::string _db_path();
+  /// RocksDB's size estimate (0 while not mounted), at most
+  /// OMAP_BYTES_AGE seconds old.
+  uint64_t _omap_bytes();
+  /// The health alerts at this statfs (empty while not mounted).
+  void _health_alerts(const struct statvfs& data_fs,
+                      const struct statvfs* db_fs, osd_alert_list_t* alerts);
+  /// Mount: the alerts' state, and the last fsck's record from its meta
+  /// file. umount: gone, before the journal and the DB close.
+  void _start_health();
+  void _stop_health();
+  /// fsck: record its result (LAST_FSCK_META, and for the alerts).
+  void _record_fsck(int errors, bool deep);
   /// Record JOURNAL_EMPTY_META (durably).
   int _record_journal_empty(bool empty);
   /// mkjournal finds no journal (`why`): 0 if the last one was left empty
@@ -767,6 +792,25 @@ class MIMStore : public ObjectStore {
   /// active generation is frozen: mimstore_generation_journal_share of the
   /// journal below mimstore_backoff_high. Set at mount.
   uint64_t generation_journal_bytes = 0;
+  /// The health alerts statfs reports (core/health_alerts.h). statfs
+  /// holds it while it reads the journal, the counters and the DB's size,
+  /// which umount keeps open until _stop_health has taken it.
+  mim::Mutex health_lock;
+  std::unique_ptr<mim::HealthMonitor> health MIM_GUARDED_BY(health_lock);
+  /// The omap database's directory, resolved at mount (_open_db); read by
+  /// statfs, get_devices and collect_metadata from the OSD's threads.
+  std::string db_path MIM_GUARDED_BY(health_lock);
+  /// RocksDB's size estimate and when it was taken (statfs).
+  uint64_t omap_bytes MIM_GUARDED_BY(health_lock) = 0;
+  ceph::mono_time omap_bytes_at MIM_GUARDED_BY(health_lock);
+  static constexpr int OMAP_BYTES_AGE = 10;  ///< seconds
+  /// The last fsck's errors (-1: none recorded), whether it was deep, and
+  /// when it ran ("<time> <kind>").
+  int64_t last_fsck_errors MIM_GUARDED_BY(health_lock) = -1;
+  bool last_fsck_deep MIM_GUARDED_BY(health_lock) = false;
+  std::string last_fsck_when MIM_GUARDED_BY(health_lock);
+  /// <osd data>/mimstore_last_fsck: "<errors> <time> <deep|shallow>".
+  static constexpr const char* LAST_FSCK_META = "mimstore_last_fsck";
   /// Tests only. A point copies the pointer under the lock and calls the
   /// hook without it (a hook may block, or set another hook).
   mim::Mutex debug_hook_lock;

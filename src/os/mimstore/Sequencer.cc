@@ -15,6 +15,7 @@ void Sequencer::reset(sn_t next_sn, uint64_t ops, uint64_t bytes,
   {
     mim::MutexLock sl(submit_lock);
     next = next_sn;
+    next_relaxed = next_sn;
     queued_ops = 0;
     queued_bytes = 0;
     max_ops = ops;
@@ -53,6 +54,7 @@ Sequencer::sn_t Sequencer::admit(uint64_t bytes,
     logger->set(l_mimstore_queue_bytes, queued_bytes);
   }
   sn_t sn = next++;
+  next_relaxed = next;
   submit(sn);
   return sn;
 }

@@ -89,6 +89,9 @@ class Sequencer {
              PerfCounters* logger);
   /// The next sn to give (umount's record of it).
   sn_t next_sn() const;
+  /// The same without the lock, which admit holds while it waits for
+  /// room (statfs's health sample must not wait behind a full queue).
+  sn_t next_sn_relaxed() const { return next_relaxed; }
 
   /// Wait while the queue is full, give the transaction of `bytes` the
   /// next sn and call submit(sn) with the submission lock held. Returns
@@ -130,6 +133,7 @@ class Sequencer {
   mutable mim::Mutex submit_lock;
   std::condition_variable submit_cond;  ///< throttle waiters
   sn_t next MIM_GUARDED_BY(submit_lock) = 1;
+  std::atomic<sn_t> next_relaxed{1};  ///< next, written under submit_lock
   uint64_t queued_ops MIM_GUARDED_BY(submit_lock) = 0;
   uint64_t queued_bytes MIM_GUARDED_BY(submit_lock) = 0;
   uint64_t max_ops MIM_GUARDED_BY(submit_lock) = 0;

@@ -21,6 +21,7 @@ set(mimstore_srcs
   mimstore/MIMPerf.cc
   mimstore/MIMRead.cc
   mimstore/MIMReplay.cc
+  mimstore/MIMStatus.cc
   mimstore/MIMStore.cc
   mimstore/ObjectFiles.cc
   mimstore/ObjectName.cc

@@ -34,6 +34,7 @@
 #include <list>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <regex>
 #include <sstream>
 
@@ -527,6 +528,80 @@ TEST(MIMStoreFsck, FindsStrayFilesAndOrphanOmap)
   }
   ASSERT_EQ(1, removed);
   EXPECT_EQ(2, s->fsck(false));
+}
+
+// ---------------------------------------------------------------------------
+// status (MIMStatus.cc)
+
+// statfs counts the omap database's bytes (they grow with an omap write);
+// the last fsck's result is kept in the data directory and raises
+// MIMSTORE_FSCK_ERRORS at every mount until a clean fsck as deep as the
+// one that found the errors; no alert while not mounted.
+TEST(MIMStoreStatus, FsckRecordRaisesAnAlertUntilACleanFsck)
+{
+  Conf c = base_conf(true);
+  StoreDir d;
+  auto s = make_store(d);
+  ASSERT_TRUE(s);
+  ObjectStore::CollectionHandle ch;
+  ASSERT_NO_FATAL_FAILURE(start_with_collection(s.get(), CID, &ch));
+  store_statfs_t st;
+  osd_alert_list_t alerts;
+  ASSERT_EQ(0, s->statfs(&st, &alerts));
+  const uint64_t omap0 = st.omap_allocated;
+  EXPECT_GT(st.total, 0u);
+  EXPECT_TRUE(alerts.empty()) << alerts.begin()->first;  // never an fsck yet
+  {
+    Transaction t;
+    t.write(CID, obj("omapobj"), 0, 4096, pattern(4096, 2));
+    std::map<std::string, bufferlist> kv;
+    std::mt19937_64 rng(1);  // incompressible: RocksDB may compress
+    for (int i = 0; i < 64; ++i) {
+      std::string v(65536, '\0');
+      for (auto& ch8 : v) {
+        ch8 = char(rng());
+      }
+      kv["k" + std::to_string(i)].append(v);
+    }
+    t.omap_setkeys(CID, obj("omapobj"), kv);
+    ASSERT_EQ(0, apply(s.get(), ch, std::move(t)));
+  }
+  // 4 MiB of omap: the estimate is refreshed at a remount (it is cached
+  // for MIMStore::OMAP_BYTES_AGE seconds)
+  ch.reset();
+  ASSERT_EQ(0, write_back_and_umount(s.get()));
+  ASSERT_EQ(0, s->mount());
+  ASSERT_EQ(0, s->statfs(&st, &alerts));
+  EXPECT_GE(uint64_t(st.omap_allocated), uint64_t(omap0) + (2u << 20))
+    << "omap bytes " << omap0 << " before 4 MiB of omap values";
+  EXPECT_LE(st.allocated + st.omap_allocated + st.available, st.total);
+  ASSERT_EQ(0, s->umount());
+
+  namespace fs = std::filesystem;
+  const fs::path cdir = fs::path(d.data) / "objects" / CID.to_str();
+  std::ofstream(cdir / "not-an-object-name") << "stray";
+  EXPECT_EQ(1, s->fsck(true));
+  ASSERT_EQ(0, s->statfs(&st, &alerts));
+  EXPECT_TRUE(alerts.empty()) << "an alert while not mounted";
+  ASSERT_EQ(0, s->mount());
+  ASSERT_EQ(0, s->statfs(&st, &alerts));
+  ASSERT_EQ(1u, alerts.count("MIMSTORE_FSCK_ERRORS"));
+  EXPECT_NE(std::string::npos, alerts["MIMSTORE_FSCK_ERRORS"].find("deep) found 1 error(s)"))
+    << alerts["MIMSTORE_FSCK_ERRORS"];
+  ASSERT_EQ(0, s->umount());
+  // and at the next mount; a clean shallow fsck does not clear what a
+  // deep one found, a clean deep one does
+  fs::remove(cdir / "not-an-object-name");
+  EXPECT_EQ(0, s->fsck(false));
+  ASSERT_EQ(0, s->mount());
+  ASSERT_EQ(0, s->statfs(&st, &alerts));
+  EXPECT_EQ(1u, alerts.count("MIMSTORE_FSCK_ERRORS"));
+  ASSERT_EQ(0, s->umount());
+  EXPECT_EQ(0, s->fsck(true));
+  ASSERT_EQ(0, s->mount());
+  ASSERT_EQ(0, s->statfs(&st, &alerts));
+  EXPECT_EQ(0u, alerts.count("MIMSTORE_FSCK_ERRORS"));
+  ASSERT_EQ(0, s->umount());
 }
 
 // ---------------------------------------------------------------------------
@@ -2142,6 +2217,10 @@ TEST(MIMStoreBadConfig, EachBadOptionIsRefused)
     {"mimstore_backoff_high", "0.5"},
     {"mimstore_backoff_max_delay", "-1"},
     {"mimstore_flush_writeback_window", "4096"},
+    {"mimstore_warn_writeback_stall_age", "0"},
+    {"mimstore_warn_journal_full_window", "-1"},
+    {"mimstore_warn_db_free_ratio", "1"},
+    {"mimstore_warn_inodes_free_ratio", "-0.1"},
     // (issue 61 item 5) RocksDB without its WAL: synced DB writes are not
     // durable, so omap, xattrs and the store's records could be lost
     {"mimstore_rocksdb_options", "disableWAL=true"},

@@ -1,0 +1,334 @@
+#!/usr/bin/env bash
+# What an operator sees of a mimstore OSD, on a vstart cluster of one OSD
+# whose data (XFS), journal and omap DB (XFS) are on loop devices of their
+# own:
+#   - `ceph osd metadata`: the devices, their ids, which is data, journal, DB
+#   - `ceph device ls`: the three devices (the loop devices get a udev
+#     identity, model and serial, as udev gives a real disk)
+#   - `ceph osd df`: the omap DB's bytes in the OMAP column
+#   - each MIMSTORE_* health warning, raised by causing it and cleared by
+#     taking the cause away (core/health_alerts.h has the rules):
+#       MIMSTORE_DATA_FS_INODES  objects written until the data filesystem
+#                                (1% of its space for inodes) has under half
+#                                its inodes free (the test's ratio); removed
+#       MIMSTORE_DB_FS_FULL      the DB's filesystem filled by a file past
+#                                the test's ratio; removed
+#       MIMSTORE_WRITEBACK_STALLED,  the data filesystem frozen (fsfreeze)
+#       MIMSTORE_JOURNAL_FULL    under random writes: the write back hangs,
+#                                the journal fills; thawed
+#       MIMSTORE_FSCK_ERRORS     a stray file found by ceph-objectstore-tool
+#                                --op fsck on the stopped OSD; removed, a
+#                                clean fsck clears it
+#
+#   qa/vstart-health.sh        (root: loop devices, mounts, fsfreeze, /run/udev)
+set -euo pipefail
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+source "$REPO/cmake/common.sh"
+source "$REPO/qa/lib/dev-cluster.sh"
+
+[ "$(id -u)" = 0 ] || die "run as root (loop devices, mounts, fsfreeze)"
+# Where a udevd runs, the loop devices' identities come from a rule of
+# ours (udevd owns its database); where none runs (a container), the test
+# writes the records itself.
+UDEVD=0
+[ -e /run/udev/control ] && command -v udevadm >/dev/null && UDEVD=1
+command -v fsfreeze >/dev/null || die "fsfreeze not found (util-linux)"
+
+W=$(mktemp -d /var/tmp/mimstore-health.XXXXXX)
+LOOPS=()
+UDEV_FILES=()
+FROZEN=""
+FIO_PID=""
+cleanup() {
+  local rc=$?
+  # thawed first: nothing that writes to it (the OSD, fio's client, umount)
+  # could end otherwise
+  if [ -n "$FROZEN" ]; then fsfreeze -u "$FROZEN" || true; fi
+  if [ -n "$FIO_PID" ]; then
+    kill "$FIO_PID" 2>/dev/null || true
+    wait "$FIO_PID" 2>/dev/null || true
+  fi
+  dev_cluster_stop "$rc"
+  local f m l
+  for f in "${UDEV_FILES[@]}"; do rm -f "$f"; done
+  if [ "$UDEVD" = 1 ] && ((${#UDEV_FILES[@]})); then
+    udevadm control --reload || true
+  fi
+  for m in "$W/hdd" "$W/dbfs"; do
+    if mountpoint -q "$m"; then umount "$m" || umount -l "$m" || true; fi
+  done
+  for l in "${LOOPS[@]}"; do losetup -d "$l" 2>/dev/null || true; done
+  rm -rf "$W"
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# new_loop NAME SIZE MODEL: a loop device on W/NAME.img with a udev
+# identity (model, serial) in udev's database, which libudev (Ceph's
+# get_device_id) reads as it does a disk's; removed at the end. The
+# device in NEW_LOOP (not a subshell: cleanup needs LOOPS and UDEV_FILES).
+new_loop() {
+  local name=$1 size=$2 model=$3 dev mm rec serial
+  truncate -s "$size" "$W/$name.img"
+  dev=$(losetup --find --show "$W/$name.img")
+  LOOPS+=("$dev")
+  serial="$(basename "$W")-$name"
+  if [ "$UDEVD" = 1 ]; then
+    rec="/run/udev/rules.d/99-mimstore-health-$(basename "$W")-$name.rules"
+    mkdir -p /run/udev/rules.d
+    printf 'KERNEL=="%s", ENV{ID_MODEL}="%s", ENV{ID_SERIAL_SHORT}="%s"\n' \
+      "$(basename "$dev")" "$model" "$serial" >"$rec"
+    UDEV_FILES+=("$rec")
+    udevadm control --reload
+    udevadm trigger --action=change "$dev"
+    udevadm settle
+  else
+    mm=$(lsblk -dno MAJ:MIN "$dev" | tr -d ' ')
+    rec=/run/udev/data/b$mm
+    mkdir -p /run/udev/data
+    # a record of an earlier run of this test (killed before its cleanup)
+    # is replaced; anything else is not ours
+    if [ -e "$rec" ] && ! grep -q '^E:ID_MODEL=MIMTEST_' "$rec"; then
+      die "$rec exists and is not this test's: something manages $dev's udev record"
+    fi
+    printf 'E:ID_MODEL=%s\nE:ID_SERIAL_SHORT=%s\n' "$model" "$serial" >"$rec"
+    UDEV_FILES+=("$rec")
+  fi
+  NEW_LOOP=$dev
+}
+
+new_loop hdd 512M MIMTEST_HDD; HDD=$NEW_LOOP
+new_loop nvme 64M MIMTEST_NVME; NVME=$NEW_LOOP
+new_loop db 320M MIMTEST_DB; DBDEV=$NEW_LOOP
+# At most 1 % of the data filesystem for inodes, 2 KiB each: a few
+# thousand, so that the inode test needs only that many objects.
+mkfs.xfs -q -f -i size=2048,maxpct=1 "$HDD"
+mkfs.xfs -q -f "$DBDEV"
+mkdir -p "$W/hdd" "$W/dbfs"
+mount -o noatime "$HDD" "$W/hdd"
+mount -o noatime "$DBDEV" "$W/dbfs"
+log "data $HDD (XFS on $W/hdd), journal $NVME, DB $DBDEV (XFS on $W/dbfs)"
+
+# shellcheck disable=SC2034  # read by dev_cluster_start (qa/lib/dev-cluster.sh)
+DEV_VSTART_ARGS=(--mimstore-data-dirs "$W/hdd" --mimstore-journal-devs "$NVME")
+# Windows short enough for a test, ratios that a few thousand objects and
+# one file cross with room to spare; the op threads may wait for journal
+# room longer than the 15 s default before the OSD calls itself unhealthy.
+# No mClock benchmark at start: its 400 MiB of writes fill this 64 MiB
+# journal (rightly raising MIMSTORE_JOURNAL_FULL) before any test.
+dev_cluster_start 1 true \
+  "mimstore db dir = $W/dbfs/db" \
+  "mimstore warn journal full window = 30" \
+  "mimstore warn writeback stall age = 20" \
+  "mimstore warn inodes free ratio = 0.5" \
+  "mimstore warn db free ratio = 0.5" \
+  "mimstore backoff max delay = 0" "mimstore backoff pace = false" \
+  "osd mclock skip benchmark = true" \
+  "osd op thread timeout = 120" "osd op thread suicide timeout = 600"
+POOL=health
+dev_pool_create $POOL 8 1
+
+# ---- devices ------------------------------------------------------------------
+hddn=$(basename "$HDD") nvmen=$(basename "$NVME") dbn=$(basename "$DBDEV")
+log "ceph osd metadata: the three devices and their ids"
+meta=$($CEPH osd metadata 0 -f json)
+/usr/bin/python3 - "$meta" "$hddn" "$nvmen" "$dbn" <<'EOF' || die "osd metadata lacks the devices (above)"
+import json, sys
+m = json.loads(sys.argv[1]); hdd, nvme, db = sys.argv[2:5]
+want = {"devices": ",".join(sorted([hdd, nvme, db])),
+        "mimstore_data_devices": hdd, "mimstore_journal_devices": nvme,
+        "mimstore_db_devices": db}
+bad = [(k, m.get(k), v) for k, v in want.items() if m.get(k) != v]
+ids = dict(x.split("=", 1) for x in m.get("device_ids", "").split(",") if "=" in x)
+for d, model in ((hdd, "MIMTEST_HDD"), (nvme, "MIMTEST_NVME"), (db, "MIMTEST_DB")):
+    if not ids.get(d, "").startswith(model + "_"):
+        bad.append(("device_ids", m.get("device_ids"), d + "=" + model + "_..."))
+for k, got, exp in bad:
+    print("  %s: %r, expected %r" % (k, got, exp), file=sys.stderr)
+sys.exit(1 if bad else 0)
+EOF
+log "ceph device ls: the HDD, the NVMe and the DB device, each of osd.0"
+$CEPH device ls
+$CEPH device ls -f json | /usr/bin/python3 -c '
+import json, sys
+devs = json.load(sys.stdin)
+got = {d["devid"].rsplit("_", 1)[0] for d in devs if "osd.0" in d.get("daemons", [])}
+want = {"MIMTEST_HDD", "MIMTEST_NVME", "MIMTEST_DB"}
+sys.exit(0 if want <= got else "device ls: %s, expected %s" % (sorted(got), sorted(want)))'
+
+# ---- health warnings ------------------------------------------------------------
+checks() { $CEPH health detail -f json | /usr/bin/python3 -c \
+  'import json,sys; print(" ".join(sorted(json.load(sys.stdin).get("checks", {}))))'; }
+# wait_check KEY present|absent SECONDS
+wait_check() {
+  local key=$1 want=$2 limit=$3 t=0 now
+  while :; do
+    now=$(checks)
+    case " $now " in
+      *" $key "*) [ "$want" = present ] && break ;;
+      *) [ "$want" = absent ] && break ;;
+    esac
+    [ $t -ge "$limit" ] && die "$key not $want after $limit s (health checks: $now)"
+    sleep 2; t=$((t + 2))
+  done
+  if [ "$want" = present ]; then
+    log "  $key raised after ${t} s: $($CEPH health detail | grep -A1 "$key" | tail -n 1 | sed 's/^ *//')"
+  else
+    log "  $key cleared after ${t} s"
+  fi
+}
+before=$(checks)
+case " $before " in
+  *" MIMSTORE_"*) $CEPH health detail >&2; die "a MIMSTORE warning before any cause: $before" ;;
+esac
+journal_full_waits() {
+  $CEPH tell osd.0 perf dump mimstore -f json | /usr/bin/python3 -c \
+    'import json,sys; print(json.load(sys.stdin)["mimstore"]["journal_full_waits"])'
+}
+
+# ---- statfs -------------------------------------------------------------------
+log "ceph osd df: the omap DB's bytes follow an omap write (OMAP column)"
+osd_omap_kb() {
+  $CEPH osd df -f json | /usr/bin/python3 -c \
+    'import json,sys; print([n for n in json.load(sys.stdin)["nodes"] if n["id"] == 0][0]["kb_used_omap"])'
+}
+omap0=$(osd_omap_kb)
+# 16 MiB of omap values: RocksDB's log and tables grow by at least half
+env LD_LIBRARY_PATH="$CEPH_BUILD_DIR/lib" PYTHONPATH="$CEPH_BUILD_DIR/lib/cython_modules/lib.3" \
+  /usr/bin/python3 - "$CEPH_CONF" $POOL <<'EOF'
+import sys, rados
+c = rados.Rados(conffile=sys.argv[1]); c.connect(); io = c.open_ioctx(sys.argv[2])
+for i in range(64):
+    with rados.WriteOpCtx() as op:
+        io.set_omap(op, tuple("k%03d-%03d" % (i, j) for j in range(64)),
+                    tuple(b"v" * 4096 for _ in range(64)))
+        io.operate_write_op(op, "omap-probe-%d" % (i % 4))
+EOF
+omap_kb=$omap0
+for _ in $(seq 45); do
+  omap_kb=$(osd_omap_kb)
+  [ "$omap_kb" -ge $((omap0 + 8192)) ] && break
+  sleep 2
+done
+[ "$omap_kb" -ge $((omap0 + 8192)) ] ||
+  die "ceph osd df: osd.0's OMAP went from $omap0 to $omap_kb KiB after 16 MiB of omap (expected +8192 KiB at least)"
+log "  osd.0 OMAP: $omap0 -> $omap_kb KiB"
+# 16 MiB of omap in a 64 MiB journal may make writers wait for room (a
+# batch of 256 KiB transactions against the checkpoint's pace): then
+# MIMSTORE_JOURNAL_FULL is right, and it must have cleared before the
+# journal test below causes it again.
+waits=$(journal_full_waits)
+log "  journal_full_waits after the omap writes: $waits"
+if [ "$waits" -gt 0 ]; then
+  wait_check MIMSTORE_JOURNAL_FULL absent 120
+fi
+
+
+log "MIMSTORE_DATA_FS_INODES: objects until under 45 % of the data filesystem's inodes are free"
+# objs fill|remove: write one-byte objects until under 45 % of the data
+# filesystem's inodes are free (the warning's ratio is 50 %; in batches of
+# at most a fifth of what is left above 40 %, so that it never runs out),
+# or remove them
+objs() {
+  env LD_LIBRARY_PATH="$CEPH_BUILD_DIR/lib" PYTHONPATH="$CEPH_BUILD_DIR/lib/cython_modules/lib.3" \
+    /usr/bin/python3 - "$CEPH_CONF" $POOL "$W/hdd" "$1" <<'EOF'
+import os, sys, time, rados
+conf, pool, mnt, what = sys.argv[1:5]
+c = rados.Rados(conffile=conf); c.connect(); io = c.open_ioctx(pool)
+if what == "fill":
+    n = 0
+    while True:
+        st = os.statvfs(mnt)
+        if st.f_ffree < 0.45 * st.f_files:
+            break
+        for _ in range(max(1, min(200, (st.f_ffree - int(0.40 * st.f_files)) // 5))):
+            io.write_full("inode-%06d" % n, b"x"); n += 1
+        time.sleep(0.3)
+    print("wrote %d objects: %d of %d inodes free" % (n, st.f_ffree, st.f_files))
+else:
+    gone = 0
+    for o in list(io.list_objects()):
+        if o.key.startswith("inode-"):
+            io.remove_object(o.key); gone += 1
+    print("removed %d objects" % gone)
+EOF
+}
+objs fill
+wait_check MIMSTORE_DATA_FS_INODES present 90
+objs remove
+wait_check MIMSTORE_DATA_FS_INODES absent 90
+
+log "MIMSTORE_DB_FS_FULL: the DB's filesystem filled to 40 % free (the warning's ratio is 50 %)"
+avail=$(df -B1 --output=avail "$W/dbfs" | tail -n 1)
+size=$(df -B1 --output=size "$W/dbfs" | tail -n 1)
+[ "$avail" -gt $((size * 45 / 100)) ] || die "the DB's filesystem is already under 45 % free before the fill"
+fallocate -l $((avail - size * 40 / 100)) "$W/dbfs/filler"
+wait_check MIMSTORE_DB_FS_FULL present 90
+rm -f "$W/dbfs/filler"
+wait_check MIMSTORE_DB_FS_FULL absent 90
+
+log "MIMSTORE_WRITEBACK_STALLED and MIMSTORE_JOURNAL_FULL: random writes onto a frozen data filesystem"
+rbd -c "$CEPH_CONF" create --size 64M $POOL/img
+fio --name=health --ioengine=rbd --clientname=admin --pool=$POOL --rbdname=img \
+  --rw=randwrite --bs=4k --iodepth=16 --time_based --runtime=600 \
+  --output="$DEV_DEST/fio-health.txt" >/dev/null 2>&1 &
+FIO_PID=$!
+sleep 5
+FROZEN=$W/hdd
+fsfreeze -f "$FROZEN"
+# wait_checks KEY... SECONDS: until all of them are raised (either may come first)
+wait_checks() {
+  local t=0 now k missing
+  local limit=${*: -1} keys=("${@:1:$#-1}")
+  while :; do
+    now=$(checks); missing=""
+    for k in "${keys[@]}"; do
+      case " $now " in *" $k "*) ;; *) missing+=" $k" ;; esac
+    done
+    [ -z "$missing" ] && break
+    [ $t -ge "$limit" ] && die "not raised after $limit s:$missing (health checks: $now)"
+    sleep 2; t=$((t + 2))
+  done
+  for k in "${keys[@]}"; do
+    log "  $k raised by ${t} s: $($CEPH health detail | grep -A1 "$k" | tail -n 1 | sed 's/^ *//')"
+  done
+}
+wait_checks MIMSTORE_WRITEBACK_STALLED MIMSTORE_JOURNAL_FULL 120
+# thawed before fio goes: its writes wait on the frozen filesystem
+fsfreeze -u "$FROZEN"
+FROZEN=""
+kill "$FIO_PID" 2>/dev/null || true
+wait "$FIO_PID" 2>/dev/null || true
+FIO_PID=""
+log "thawed, writes stopped"
+wait_check MIMSTORE_WRITEBACK_STALLED absent 60
+# held for the window (30 s) after the last wait
+wait_check MIMSTORE_JOURNAL_FULL absent 120
+
+log "MIMSTORE_FSCK_ERRORS: a stray file in a collection, found by ceph-objectstore-tool --op fsck"
+osd_stop() {
+  local pid; pid=$(dev_osd_pid 0)
+  kill "$pid"
+  while kill -0 "$pid" 2>/dev/null; do sleep 0.5; done
+}
+cot() {
+  env LD_LIBRARY_PATH="$CEPH_BUILD_DIR/lib" "$BIN/ceph-objectstore-tool" -c "$CEPH_CONF" \
+    --data-path "$W/hdd" --journal-path "$NVME" --no-mon-config "$@"
+}
+osd_stop
+coll=$(find "$W/hdd/objects" -mindepth 1 -maxdepth 1 -type d -name '*_head' -print -quit)
+[ -n "$coll" ] || die "no collection directory under $W/hdd/objects"
+echo stray >"$coll/not-an-object"
+out=$(cot --op fsck 2>&1) && die "fsck passed a stray file: $out"
+echo "$out" | tail -n 3
+dev_osd_start 0
+dev_wait_up 1 120 || die "osd.0 did not come back"
+wait_check MIMSTORE_FSCK_ERRORS present 90
+osd_stop
+rm -f "$coll/not-an-object"
+cot --op fsck >/dev/null 2>&1 || die "fsck still fails after the stray file went: $(cot --op fsck 2>&1 | tail -n 3)"
+dev_osd_start 0
+dev_wait_up 1 120 || die "osd.0 did not come back"
+wait_check MIMSTORE_FSCK_ERRORS absent 90
+log "PASS: devices, omap bytes and five health warnings, each raised and cleared"
