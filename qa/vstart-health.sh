@@ -160,23 +160,30 @@ sys.exit(0 if want <= got else "device ls: %s, expected %s" % (sorted(got), sort
 # ---- health warnings ------------------------------------------------------------
 checks() { $CEPH health detail -f json | /usr/bin/python3 -c \
   'import json,sys; print(" ".join(sorted(json.load(sys.stdin).get("checks", {}))))'; }
-# wait_check KEY present|absent SECONDS
+# wait_check present|absent SECONDS KEY...: until every KEY is raised
+# (present) or cleared (absent); with several, in whatever order they come
 wait_check() {
-  local key=$1 want=$2 limit=$3 t=0 now
+  local want=$1 limit=$2 t=0 now k off
+  shift 2
   while :; do
-    now=$(checks)
-    case " $now " in
-      *" $key "*) [ "$want" = present ] && break ;;
-      *) [ "$want" = absent ] && break ;;
-    esac
-    [ $t -ge "$limit" ] && die "$key not $want after $limit s (health checks: $now)"
+    now=$(checks); off=""
+    for k in "$@"; do
+      case " $now " in
+        *" $k "*) [ "$want" = present ] || off+=" $k" ;;
+        *) [ "$want" = absent ] || off+=" $k" ;;
+      esac
+    done
+    [ -z "$off" ] && break
+    [ $t -ge "$limit" ] && die "not $want after $limit s:$off (health checks: $now)"
     sleep 2; t=$((t + 2))
   done
-  if [ "$want" = present ]; then
-    log "  $key raised after ${t} s: $($CEPH health detail | grep -A1 "$key" | tail -n 1 | sed 's/^ *//')"
-  else
-    log "  $key cleared after ${t} s"
-  fi
+  for k in "$@"; do
+    if [ "$want" = present ]; then
+      log "  $k raised after ${t} s: $($CEPH health detail | grep -A1 "$k" | tail -n 1 | sed 's/^ *//')"
+    else
+      log "  $k cleared after ${t} s"
+    fi
+  done
 }
 before=$(checks)
 case " $before " in
@@ -221,9 +228,8 @@ log "  osd.0 OMAP: $omap0 -> $omap_kb KiB"
 waits=$(journal_full_waits)
 log "  journal_full_waits after the omap writes: $waits"
 if [ "$waits" -gt 0 ]; then
-  wait_check MIMSTORE_JOURNAL_FULL absent 120
+  wait_check absent 120 MIMSTORE_JOURNAL_FULL
 fi
-
 
 log "MIMSTORE_DATA_FS_INODES: objects until under 45 % of the data filesystem's inodes are free"
 # objs fill|remove: write one-byte objects until under 45 % of the data
@@ -255,18 +261,18 @@ else:
 EOF
 }
 objs fill
-wait_check MIMSTORE_DATA_FS_INODES present 90
+wait_check present 90 MIMSTORE_DATA_FS_INODES
 objs remove
-wait_check MIMSTORE_DATA_FS_INODES absent 90
+wait_check absent 90 MIMSTORE_DATA_FS_INODES
 
 log "MIMSTORE_DB_FS_FULL: the DB's filesystem filled to 40 % free (the warning's ratio is 50 %)"
 avail=$(df -B1 --output=avail "$W/dbfs" | tail -n 1)
 size=$(df -B1 --output=size "$W/dbfs" | tail -n 1)
 [ "$avail" -gt $((size * 45 / 100)) ] || die "the DB's filesystem is already under 45 % free before the fill"
 fallocate -l $((avail - size * 40 / 100)) "$W/dbfs/filler"
-wait_check MIMSTORE_DB_FS_FULL present 90
+wait_check present 90 MIMSTORE_DB_FS_FULL
 rm -f "$W/dbfs/filler"
-wait_check MIMSTORE_DB_FS_FULL absent 90
+wait_check absent 90 MIMSTORE_DB_FS_FULL
 
 log "MIMSTORE_WRITEBACK_STALLED and MIMSTORE_JOURNAL_FULL: random writes onto a frozen data filesystem"
 rbd -c "$CEPH_CONF" create --size 64M $POOL/img
@@ -277,24 +283,7 @@ FIO_PID=$!
 sleep 5
 FROZEN=$W/hdd
 fsfreeze -f "$FROZEN"
-# wait_checks KEY... SECONDS: until all of them are raised (either may come first)
-wait_checks() {
-  local t=0 now k missing
-  local limit=${*: -1} keys=("${@:1:$#-1}")
-  while :; do
-    now=$(checks); missing=""
-    for k in "${keys[@]}"; do
-      case " $now " in *" $k "*) ;; *) missing+=" $k" ;; esac
-    done
-    [ -z "$missing" ] && break
-    [ $t -ge "$limit" ] && die "not raised after $limit s:$missing (health checks: $now)"
-    sleep 2; t=$((t + 2))
-  done
-  for k in "${keys[@]}"; do
-    log "  $k raised by ${t} s: $($CEPH health detail | grep -A1 "$k" | tail -n 1 | sed 's/^ *//')"
-  done
-}
-wait_checks MIMSTORE_WRITEBACK_STALLED MIMSTORE_JOURNAL_FULL 120
+wait_check present 120 MIMSTORE_WRITEBACK_STALLED MIMSTORE_JOURNAL_FULL
 # thawed before fio goes: its writes wait on the frozen filesystem
 fsfreeze -u "$FROZEN"
 FROZEN=""
@@ -302,9 +291,9 @@ kill "$FIO_PID" 2>/dev/null || true
 wait "$FIO_PID" 2>/dev/null || true
 FIO_PID=""
 log "thawed, writes stopped"
-wait_check MIMSTORE_WRITEBACK_STALLED absent 60
+wait_check absent 60 MIMSTORE_WRITEBACK_STALLED
 # held for the window (30 s) after the last wait
-wait_check MIMSTORE_JOURNAL_FULL absent 120
+wait_check absent 120 MIMSTORE_JOURNAL_FULL
 
 log "MIMSTORE_FSCK_ERRORS: a stray file in a collection, found by ceph-objectstore-tool --op fsck"
 osd_stop() {
@@ -324,11 +313,11 @@ out=$(cot --op fsck 2>&1) && die "fsck passed a stray file: $out"
 echo "$out" | tail -n 3
 dev_osd_start 0
 dev_wait_up 1 120 || die "osd.0 did not come back"
-wait_check MIMSTORE_FSCK_ERRORS present 90
+wait_check present 90 MIMSTORE_FSCK_ERRORS
 osd_stop
 rm -f "$coll/not-an-object"
 cot --op fsck >/dev/null 2>&1 || die "fsck still fails after the stray file went: $(cot --op fsck 2>&1 | tail -n 3)"
 dev_osd_start 0
 dev_wait_up 1 120 || die "osd.0 did not come back"
-wait_check MIMSTORE_FSCK_ERRORS absent 90
+wait_check absent 90 MIMSTORE_FSCK_ERRORS
 log "PASS: devices, omap bytes and five health warnings, each raised and cleared"

@@ -70,7 +70,7 @@ struct MIMConfig {
 
   // health warnings (core/health_alerts.h)
   double warn_journal_full_window = 0;  ///< seconds
-  double warn_writeback_stall_age = 0;       ///< seconds
+  double warn_writeback_stall_age = 0;  ///< seconds beyond time_thresh
   double warn_inodes_free_ratio = 0;    ///< 0: off
   double warn_db_free_ratio = 0;        ///< 0: off
   std::string debug_fault;

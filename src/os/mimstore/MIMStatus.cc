@@ -211,8 +211,7 @@ void MIMStore::_start_health()
   // Merging holds the checkpoint for up to the time threshold by design:
   // the age counts beyond it.
   hl.stall_age = conf.warn_writeback_stall_age +
-    (conf.merge ? std::max(conf.flush_replicas, conf.flush_nodes) *
-     conf.max_flush_interval : 0);
+    (conf.merge ? policy->time_thresh() : 0);
   hl.inodes_free_ratio = conf.warn_inodes_free_ratio;
   hl.db_free_ratio = conf.warn_db_free_ratio;
   // "<errors> <when> <deep|shallow>", written by _record_fsck()
@@ -245,13 +244,15 @@ void MIMStore::_stop_health()
 
 void MIMStore::_record_fsck(int errors, bool deep)
 {
-  mim::MutexLock l(health_lock);
-  // A shallow fsck does not read what a deep one checks: clean, it does
-  // not clear errors a deep one found.
-  if (errors == 0 && !deep && last_fsck_errors > 0 && last_fsck_deep) {
-    dout(1) << "fsck: clean, but shallow: the errors of the deep fsck of "
-            << last_fsck_when << " stand until a clean deep fsck" << dendl;
-    return;
+  {
+    mim::MutexLock l(health_lock);
+    // A shallow fsck does not read what a deep one checks: clean, it does
+    // not clear errors a deep one found.
+    if (errors == 0 && !deep && last_fsck_errors > 0 && last_fsck_deep) {
+      dout(1) << "fsck: clean, but shallow: the errors of the deep fsck of "
+              << last_fsck_when << " stand until a clean deep fsck" << dendl;
+      return;
+    }
   }
   // one word: the record is read back by whitespace
   string when = stringify(ceph_clock_now());
@@ -262,6 +263,8 @@ void MIMStore::_record_fsck(int errors, bool deep)
     derr << "cannot record the fsck's result in " << path << "/"
          << LAST_FSCK_META << ": " << cpp_strerror(r) << dendl;
   }
+  // the record's fsyncs outside the lock: statfs (the OSD's tick) takes it
+  mim::MutexLock l(health_lock);
   last_fsck_errors = errors;
   last_fsck_deep = deep;
   last_fsck_when = when + " " + kind;
