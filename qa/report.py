@@ -3,11 +3,13 @@
 
 Usage: report.py [--no-plots] RESULTS_DIR
 Reads RESULTS_DIR/runs/<profile>/<workload>/run.json (qa/analyze.py),
-RESULTS_DIR/env.json and RESULTS_DIR/failures.txt. Writes into RESULTS_DIR:
+RESULTS_DIR/env.json and RESULTS_DIR/failures.txt; a directory without runs/
+(a committed result) is read from its results.json. Writes into RESULTS_DIR:
   results.md     the table, the same-run ratios, notes
   results.json   every figure of every run, the ratios, the environment
   *.png          IOPS and latency over time per workload, IOPS by size and
                  threads, NVMe busy and OSD memory, device activity over time
+                 (not committed: qa/replot.py draws them again from the JSON)
 and prints results.md.
 """
 
@@ -16,7 +18,7 @@ import json
 import os
 import sys
 
-plt = None     # matplotlib.pyplot, imported by main() only when plotting
+plt = None     # matplotlib.pyplot, imported by draw_plots() only when plotting
 
 REFERENCE = "filestore-pacific"
 OTHERS = ["bluestore-hybrid", "mimstore-nomerge"]
@@ -31,10 +33,18 @@ def fmt(x, f="%.1f"):
 
 
 def load(results):
+    """(runs, env, failures, restarts) of a results directory: from its runs/
+    (a bench.sh run just finished), or else from its results.json (a
+    committed result, whose runs/ is not kept)."""
     runs = []
     for path in sorted(glob.glob(os.path.join(results, "runs", "*", "*", "run.json"))):
         with open(path) as f:
             runs.append(json.load(f))
+    if not runs and os.path.exists(os.path.join(results, "results.json")):
+        with open(os.path.join(results, "results.json")) as f:
+            saved = json.load(f)
+        return (saved.get("runs") or [], saved.get("environment") or {},
+                saved.get("failures") or [], saved.get("restarts") or {})
     env = {}
     if os.path.exists(os.path.join(results, "env.json")):
         env = json.load(open(os.path.join(results, "env.json")))
@@ -42,7 +52,7 @@ def load(results):
     fp = os.path.join(results, "failures.txt")
     if os.path.exists(fp):
         failures = [l.strip() for l in open(fp) if l.strip()]
-    return runs, env, failures
+    return runs, env, failures, load_restarts(results)
 
 
 def load_restarts(results):
@@ -506,8 +516,31 @@ def plot_nvme_memory(by_wl, results, colors):
     return [_save(fig, results, "nvme_memory.png")]
 
 
-def main(argv=None):
+def by_workload(runs):
+    """{workload name: [runs]}, workloads and profiles in the report's order."""
+    by_wl = {}
+    for r in sorted(runs, key=lambda r: (wl_key(r["workload"]), prof_key(r["profile"]))):
+        by_wl.setdefault(r["workload"]["name"], []).append(r)
+    return by_wl
+
+
+def draw_plots(runs, out):
+    """Every plot of these runs into the directory out; returns the file names.
+    Needs matplotlib (imported here, so the tables need none)."""
     global plt
+    if not runs:
+        return []
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot
+    plt = matplotlib.pyplot
+    by_wl = by_workload(runs)
+    colors = _colors(sorted({r["profile"] for r in runs}, key=prof_key))
+    return (plot_time(by_wl, out, colors) + plot_by_size_threads(runs, out, colors)
+            + plot_by_workload(by_wl, out, colors) + plot_nvme_memory(by_wl, out, colors))
+
+
+def main(argv=None):
     argv = list(argv if argv is not None else sys.argv[1:])
     plots_wanted = "--no-plots" not in argv
     argv = [a for a in argv if a != "--no-plots"]
@@ -518,24 +551,12 @@ def main(argv=None):
     if not os.path.isdir(results):
         print("report.py: no such results directory: %s" % results, file=sys.stderr)
         return 2
-    runs, env, failures = load(results)
-    by_wl = {}
-    for r in sorted(runs, key=lambda r: (wl_key(r["workload"]), prof_key(r["profile"]))):
-        by_wl.setdefault(r["workload"]["name"], []).append(r)
+    runs, env, failures, restarts = load(results)
+    by_wl = by_workload(runs)
     named = env.get("profiles") or []
     subject = ratio_subject(named + sorted({r["profile"] for r in runs} - set(named), key=prof_key))
     ratios = compute_ratios(by_wl, subject)
-    colors = _colors(sorted({r["profile"] for r in runs}, key=prof_key))
-    plots = []
-    if runs and plots_wanted:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot
-        plt = matplotlib.pyplot
-        plots += plot_time(by_wl, results, colors)
-        plots += plot_by_size_threads(runs, results, colors)
-        plots += plot_by_workload(by_wl, results, colors)
-        plots += plot_nvme_memory(by_wl, results, colors)
+    plots = draw_plots(runs, results) if plots_wanted else []
 
     md = ["# mimstore benchmark results", ""]
     if env:
@@ -628,7 +649,6 @@ def main(argv=None):
             line += ("; **outside 1 +- %g: %s** (the per-second figures of these runs do not add "
                      "up to the total)" % (SERIES_SUM_TOLERANCE, ", ".join(off)))
         md += [line + ".", ""]
-    restarts = load_restarts(results)
     if restarts:
         md += ["## Restart after the run", "",
                "Each OSD stopped after the last workload (term: SIGTERM, the OSD's fast shutdown, "

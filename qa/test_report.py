@@ -17,6 +17,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import analyze  # noqa: E402
+import replot  # noqa: E402
 import report  # noqa: E402
 import test_analyze  # noqa: E402
 
@@ -225,6 +226,32 @@ class ReportTest(unittest.TestCase):
         res = json.load(open(os.path.join(self.d, "results.json")))
         self.assertAlmostEqual(res["ratios"]["randrw50-4k-t8-uniform"]["filestore-pacific"]["iops"], 1.0)
         self.assertEqual(res["plots"], [])
+
+    def test_a_committed_result_reports_again_from_its_json(self):
+        # committed results keep results.json, not runs/: the report (and
+        # qa/replot.py's plots) must come back from it alone
+        with contextlib.redirect_stdout(io.StringIO()):
+            report.main(["--no-plots", self.d])
+        first = open(os.path.join(self.d, "results.md")).read()
+        shutil.rmtree(os.path.join(self.d, "runs"))
+        os.remove(os.path.join(self.d, "results.md"))
+        runs, _, _, _ = report.load(self.d)
+        self.assertEqual(len(runs), 5)
+        with contextlib.redirect_stdout(io.StringIO()):
+            self.assertEqual(report.main(["--no-plots", self.d]), 0)
+        self.assertEqual(open(os.path.join(self.d, "results.md")).read(), first)
+
+    def test_replot_finds_bench_results_and_sweeps(self):
+        with contextlib.redirect_stdout(io.StringIO()):
+            report.main(["--no-plots", self.d])
+        sweep = os.path.join(self.d, "sweep")
+        os.makedirs(os.path.join(sweep, "2G-nvme1G", "rep1-uniform"))
+        json.dump({"points": []}, open(os.path.join(sweep, "sweep.json"), "w"))
+        shutil.copy(os.path.join(self.d, "results.json"),
+                    os.path.join(sweep, "2G-nvme1G", "rep1-uniform"))
+        found = [(os.path.relpath(d, self.d), k) for d, k in replot.targets(self.d)]
+        self.assertEqual(found, [(".", "bench"), ("sweep", "sweep"),
+                                 (os.path.join("sweep", "2G-nvme1G", "rep1-uniform"), "bench")])
 
 
 if __name__ == "__main__":
