@@ -1,12 +1,13 @@
 // -*- mode:C++; tab-width:8; c-basic-offset:2; indent-tabs-mode:t -*-
 // vim: ts=8 sw=2 smarttab
 /*
- * mimstore's lifecycle: mkfs, mount (open, replay, start), umount and
- * fsck. The replay itself is in MIMReplay.cc; the journal tools (mkjournal,
- * flush_journal, dump_journal) in MIMJournalTools.cc. What a mount opens, in
- * order: the lock file, the I/O stack (with the fault seam when
- * configured), the object files, RocksDB and the omap, the journal, then
- * replay, the merge cache, the threads and the admin commands.
+ * mimstore's lifecycle: mkfs, mount (open, replay, start), umount. Fsck
+ * and repair are in MIMFsck.cc, the replay in MIMReplay.cc, the journal
+ * tools (mkjournal, flush_journal, dump_journal) in MIMJournalTools.cc.
+ * What a mount opens, in order: the lock file, the I/O stack (with the
+ * fault seam when configured), the object files, RocksDB and the omap, the
+ * journal, then replay, the merge cache, the threads and the admin
+ * commands.
  */
 #include "MIMStore.h"
 
@@ -684,7 +685,7 @@ int MIMStore::mount()
   }
   _register_admin();
   _start_health();
-  if (conf.fsck_on_mount) {
+  if (conf.fsck_on_mount && !in_fsck) {
     r = fsck(conf.fsck_on_mount_deep);
     if (r != 0) {
       derr << "fsck on mount found " << r << " errors" << dendl;
@@ -740,101 +741,6 @@ int MIMStore::umount()
   umount_writes_back = false;
   mounted = false;
   return r;
-}
-
-// ---------------------------------------------------------------------------
-// fsck
-
-int MIMStore::fsck(bool deep)
-{
-  // Cross-check the three places an object lives: its file (the in-memory
-  // index is rebuilt from the directories), its omap/xattrs in RocksDB,
-  // and the superblock. Returns the number of problems found.
-  bool was_mounted = mounted;
-  if (!was_mounted) {
-    int r = mount();
-    if (r < 0) {
-      return r;
-    }
-  }
-  int errors = 0;
-  std::set<ghobject_t> with_files;
-  colls.for_each([&](const coll_t& cid, const CollectionRef& c) {
-    mim::ReadLock cl(c->lock);
-    if (!c->exists) {
-      return;
-    }
-    std::set<ghobject_t> on_disk;
-    std::vector<string> bad;
-    int r = files->list_objects(cid, &on_disk, &bad);
-    if (r < 0) {
-      derr << "fsck: cannot list " << cid << ": " << cpp_strerror(r)
-           << dendl;
-      ++errors;
-      return;
-    }
-    for (auto& b : bad) {
-      derr << "fsck: stray file " << b << dendl;
-      ++errors;
-    }
-    if (on_disk != c->objects) {
-      derr << "fsck: " << cid << " index (" << c->objects.size()
-           << ") and directory (" << on_disk.size() << ") disagree"
-           << dendl;
-      ++errors;
-    }
-    for (auto& o : on_disk) {
-      if (!with_files.insert(o).second) {
-        derr << "fsck: " << o << " is in more than one collection" << dendl;
-        ++errors;
-      }
-      if (deep) {
-        ObjectFDRef f;
-        int rr = files->open_object(cid, o, OpenMode::EXISTING, &f);
-        uint64_t size = 0;
-        if (rr == 0) {
-          rr = files->size(f, &size);
-        }
-        for (uint64_t off = 0; rr == 0 && off < size; off += 1 << 20) {
-          bufferlist bl;
-          rr = files->read(f, off, 1 << 20, &bl);
-          rr = rr < 0 ? rr : 0;
-        }
-        if (rr < 0) {
-          derr << "fsck: cannot read " << cid << "/" << o << ": "
-               << cpp_strerror(rr) << dendl;
-          ++errors;
-        }
-      }
-    }
-  });
-  // Every omap header must belong to an object with a file.
-  std::vector<ghobject_t> with_omap;
-  int r = omap->list_objects(&with_omap);
-  if (r < 0) {
-    derr << "fsck: cannot list omap objects: " << cpp_strerror(r) << dendl;
-    ++errors;
-  }
-  for (auto& o : with_omap) {
-    if (!with_files.count(o)) {
-      derr << "fsck: omap/xattrs of " << o << " without an object file"
-           << dendl;
-      ++errors;
-    }
-  }
-  std::ostringstream ss;
-  r = omap->check(ss);
-  if (r > 0) {
-    derr << "fsck: DBObjectMap check: " << ss.str() << dendl;
-    errors += r;
-  }
-  dout(1) << "fsck" << (deep ? " (deep)" : "") << ": " << with_files.size()
-          << " objects, " << errors << " errors" << dendl;
-  _record_fsck(errors, deep);
-  if (!was_mounted) {
-    umount();
-  }
-  return errors;
 }
 
 uint64_t MIMStore::debug_fault_io_count() const

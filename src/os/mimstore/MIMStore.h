@@ -186,7 +186,10 @@ class MIMStore : public ObjectStore {
   /// durable (the admin socket's `mimstore flush`): an umount right after
   /// leaves the journal clean.
   int write_back_all() { return _write_back_all(); }
+  /// fsck: the number of problems found (0 clean); repair: those left
+  /// after repairing the ones it can (MIMFsck.cc says which).
   int fsck(bool deep) override;
+  int repair(bool deep) override;
   int flush_journal() override;
   int dump_journal(std::ostream& out) override;
   void set_fsid(uuid_d u) override { fsid = u; }
@@ -369,6 +372,30 @@ class MIMStore : public ObjectStore {
   void _stop_health();
   /// fsck: record its result (LAST_FSCK_META, and for the alerts).
   void _record_fsck(int errors, bool deep);
+
+  // ---- fsck and repair (MIMFsck.cc) ----
+  struct FsckCount {
+    int errors = 0;    ///< found, and with repair not mended
+    int repaired = 0;
+    int quarantined = 0;  ///< stray files moved (orphan omap then kept)
+  };
+  /// _fsck is mounting the store: mount runs no fsck of its own. Set and
+  /// read by the lifecycle calls only (mount, fsck), never concurrent.
+  bool in_fsck = false;
+  int _fsck(bool deep, bool repair);
+  /// One collection's directory against its index; deep reads every object.
+  void _fsck_collection(const coll_t& cid, const Collection& c, bool deep,
+                        bool repair, std::set<ghobject_t>* with_files,
+                        FsckCount* n) MIM_REQUIRES_SHARED(c.lock);
+  /// The omap DB: every object's omap has a file; DBObjectMap's own check.
+  void _fsck_omap(const std::set<ghobject_t>& with_files, bool repair,
+                  FsckCount* n);
+  /// Repair: move a stray file (its path) out of collection `cname` into
+  /// <osd data>/QUARANTINE_DIR/<cname>/, under its own name or with a .N
+  /// suffix (never over another file); durable when it returns 0.
+  int _quarantine(const std::string& file, const std::string& cname,
+                  std::string* to);
+  static constexpr const char* QUARANTINE_DIR = "mimstore-quarantine";
   /// Record JOURNAL_EMPTY_META (durably).
   int _record_journal_empty(bool empty);
   /// mkjournal finds no journal (`why`): 0 if the last one was left empty

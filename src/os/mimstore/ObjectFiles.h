@@ -199,6 +199,9 @@ class ObjectFiles {
 
   /// Make everything written so far durable (syncfs of the data filesystem).
   int sync_all();
+  /// fsync a directory: makes the names created, renamed or removed in it
+  /// durable.
+  int fsync_dir(const std::string& dir);
   /// Drop an fd cache entry (after remove/rename, or to bound memory).
   void forget(const std::string& path);
 
@@ -218,7 +221,6 @@ class ObjectFiles {
   int open_path(const std::string& path, bool create,
                 const std::string* long_name, ObjectFDRef* out,
                 const SequencerPosition* born = nullptr);
-  int fsync_dir(const std::string& dir);
   std::string tombstone_path(const std::string& cname) const;
 
   CephContext* const cct;

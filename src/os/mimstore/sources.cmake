@@ -11,6 +11,7 @@ set(mimstore_srcs
   mimstore/MIMCollOps.cc
   mimstore/MIMConfig.cc
   mimstore/MIMFlush.cc
+  mimstore/MIMFsck.cc
   mimstore/MIMJournal.cc
   mimstore/MIMJournalData.cc
   mimstore/MIMJournalTools.cc

@@ -109,9 +109,9 @@ std::vector<HealthAlert> HealthMonitor::update(const HealthSample& s)
 
   if (s.fsck_errors > 0) {
     out.push_back({"MIMSTORE_FSCK_ERRORS",
-        fmt("the last fsck (%s) found %lld error(s): ceph-objectstore-tool "
-            "--op fsck on the stopped OSD lists them; there is no repair "
-            "yet, redeploy the OSD",
+        fmt("the last fsck (%s) found %lld error(s): on the stopped OSD, "
+            "ceph-objectstore-tool --op repair mends those it can and "
+            "counts the rest (redeploy the OSD for those)",
             s.fsck_when.empty() ? "time unknown" : s.fsck_when.c_str(),
             (long long)s.fsck_errors)});
   }
