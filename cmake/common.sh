@@ -28,7 +28,7 @@ CEPH_TARGETS=(
   ceph-osd ceph-mon ceph-mgr ceph-authtool monmaptool crushtool osdmaptool ceph-conf
   ceph_test_objectstore ceph_test_mimstore
   cls_rbd cls_lock ec_jerasure ec_lrc
-  ceph-objectstore-tool ceph_test_rados
+  ceph-objectstore-tool ceph_test_rados ceph-exporter ceph-bluestore-tool
   fio_ceph_objectstore
   cython_rados cython_rbd cython_cephfs
 )

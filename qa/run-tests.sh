@@ -217,6 +217,7 @@ CEPH_FREE_FAILED=$FAILED
 # never recorded); a Ceph-tier pass records it, and a run without the tier
 # fails unless the fingerprint is one that passed.
 CEPH_TIER_PATHS=(src cmake qa/crash qa/lib qa/run-tests.sh qa/vstart-smoke.sh qa/vstart-health.sh
+                 qa/objectstore-tool.sh qa/ceph-volume.sh
                  qa/fio-objectstore.sh qa/objectstore-filter.sh qa/gtest_check.py
                  qa/lock-annotations.sh)
 CEPH_TIER_RECORD=$MIMSTORE_WORKDIR/ceph-tier-passed
@@ -313,6 +314,10 @@ if [ -z "$ceph_tier_reason" ]; then
       "$REPO/qa/vstart-smoke.sh"
     run_step "operator's view (vstart, 1 OSD on loop devices): osd metadata and device ls list the data, journal and DB devices; osd df the omap bytes; each MIMSTORE_* health warning raised by its cause and cleared (mon patch 0013)" \
       "$REPO/qa/vstart-health.sh"
+    run_step "ceph-objectstore-tool (vstart, a BlueStore and a mimstore OSD): a PG exported from BlueStore, imported into mimstore and back, reads back identical (data, xattrs, omap, a clone); list, info, fsck, fsck-deep; refusals; repair of each fsck error class" \
+      "$REPO/qa/objectstore-tool.sh"
+    run_step "ceph-volume (patch 0014, loop devices): raw prepare --mimstore, raw list, raw activate; the OSD up and serving; ceph-volume's raw unit tests" \
+      "$REPO/qa/ceph-volume.sh"
     run_step "copy_from then recovery keeps no stale omap (OSD patch 0007)" \
       "$REPO/qa/crash/copyfrom-omap.sh" mimstore
     run_step "a PG without replicas whose read lease lapsed recovers (OSD patch 0010)" \

@@ -24,6 +24,9 @@
 #                       PyPI, pinned in qa/requirements.txt: Debian 12's
 #                       python3-matplotlib is removed by the Ceph build
 #                       dependencies' Boost 1.81) and unit tests
+#   python3-mock python3-pyfakefs python3-yaml  ceph-volume's unit tests,
+#   udev                and udevadm, which ceph-volume calls for every device
+#                       (qa/ceph-volume.sh, Ceph tier)
 #   (shellcheck)        optional, only for developers linting qa/*.sh
 #
 # Ends by checking that everything the main job (qa/bench.sh) needs is still
@@ -46,7 +49,8 @@ fi
 
 pkgs=(ceph-mon ceph-osd ceph-mgr ceph-common fio xfsprogs util-linux
       fuse3 libfuse3-dev rbd-fuse jq iproute2 procps uuid-runtime
-      python3-venv python3-numpy python3-pytest)
+      python3-venv python3-numpy python3-pytest
+      python3-mock python3-pyfakefs python3-yaml udev)
 optional=(shellcheck)
 
 missing=()

@@ -6,6 +6,8 @@
 #   - `ceph device ls`: the three devices (the loop devices get a udev
 #     identity, model and serial, as udev gives a real disk)
 #   - `ceph osd df`: the omap DB's bytes in the OMAP column
+#   - ceph-exporter: with --prio-limit 8, every mimstore counter of
+#     priority 8 or more on its Prometheus endpoint, none below
 #   - each MIMSTORE_* health warning, raised by causing it and cleared by
 #     taking the cause away (core/health_alerts.h has the rules):
 #       MIMSTORE_DATA_FS_INODES  objects written until the data filesystem
@@ -39,6 +41,7 @@ LOOPS=()
 UDEV_FILES=()
 FROZEN=""
 FIO_PID=""
+EXPORTER_PID=""
 cleanup() {
   local rc=$?
   # thawed first: nothing that writes to it (the OSD, fio's client, umount)
@@ -47,6 +50,10 @@ cleanup() {
   if [ -n "$FIO_PID" ]; then
     kill "$FIO_PID" 2>/dev/null || true
     wait "$FIO_PID" 2>/dev/null || true
+  fi
+  if [ -n "$EXPORTER_PID" ]; then
+    kill "$EXPORTER_PID" 2>/dev/null || true
+    wait "$EXPORTER_PID" 2>/dev/null || true
   fi
   dev_cluster_stop "$rc"
   local f m l
@@ -156,6 +163,66 @@ devs = json.load(sys.stdin)
 got = {d["devid"].rsplit("_", 1)[0] for d in devs if "osd.0" in d.get("daemons", [])}
 want = {"MIMTEST_HDD", "MIMTEST_NVME", "MIMTEST_DB"}
 sys.exit(0 if want <= got else "device ls: %s, expected %s" % (sorted(got), sorted(want)))'
+
+# ---- metrics ------------------------------------------------------------------
+# ceph-exporter, as cephadm runs one per host: it reads every daemon's
+# admin socket in its directory and serves the counters at or above its
+# priority limit to Prometheus. Its default limit (5, PRIO_USEFUL) takes
+# every mimstore counter; at 8 (PRIO_INTERESTING) some are left out, so
+# that the test sees the limit applied as well as the names and values.
+log "ceph-exporter --prio-limit 8: the mimstore counters of priority 8 or more on its /metrics, none below"
+[ -x "$BIN/ceph-exporter" ] || die "no ceph-exporter in $BIN (cmake/ceph-build.sh builds it)"
+exporter_port=$(free_port_pair) || die "no free TCP port for ceph-exporter"
+env LD_LIBRARY_PATH="$CEPH_BUILD_DIR/lib" "$BIN/ceph-exporter" -c "$CEPH_CONF" \
+  --sock-dir "$DEV_DEST/asok" --addrs 127.0.0.1 --port "$exporter_port" --stats-period 2 \
+  --prio-limit 8 \
+  >"$DEV_DEST/exporter.log" 2>&1 &
+EXPORTER_PID=$!
+$CEPH tell osd.0 counter schema -f json >"$DEV_DEST/counter-schema.json"
+/usr/bin/python3 - "$DEV_DEST/counter-schema.json" "http://127.0.0.1:$exporter_port/metrics" <<'EOF' ||
+import json, re, sys, time, urllib.request
+schema = json.load(open(sys.argv[1]))
+groups = schema.get("mimstore") or sys.exit("osd.0's counter schema has no mimstore group")
+want, below = set(), set()
+for g in groups:
+    for name, c in g["counters"].items():
+        metric = "ceph_mimstore_" + re.sub(r"[./ -]", "_", name)
+        # averages come out as a _sum and a _count (PERFCOUNTER_LONGRUNAVG = 4)
+        names = {metric + "_sum", metric + "_count"} if c["type"] & 4 else {metric}
+        (want if c["priority"] >= 8 else below).update(names)
+if not want or not below:
+    sys.exit("the schema has %d mimstore metrics at priority 8 or more and %d below: "
+             "this test needs both" % (len(want), len(below)))
+got = {}
+for _ in range(30):
+    try:
+        text = urllib.request.urlopen(sys.argv[2], timeout=5).read().decode()
+    except OSError:
+        text = ""
+    got = {}
+    for line in text.splitlines():
+        m = re.match(r'(ceph_mimstore_\w+)\{([^}]*)\} (\S+)$', line)
+        if m and 'ceph_daemon="osd.0"' in m.group(2):
+            got[m.group(1)] = float(m.group(3))
+    if want <= set(got):
+        break
+    time.sleep(2)
+missing = sorted(want - set(got))
+if missing:
+    sys.exit("ceph-exporter's /metrics lacks %d of %d mimstore metrics of osd.0: %s"
+             % (len(missing), len(want), " ".join(missing[:10])))
+if below & set(got):
+    sys.exit("exported below the priority limit: %s" % sorted(below & set(got)))
+if not got.get("ceph_mimstore_journal_bytes", 0) > 0:
+    sys.exit("ceph_mimstore_journal_bytes is %r after the pool's writes"
+             % got.get("ceph_mimstore_journal_bytes"))
+print("  %d mimstore metrics of osd.0 exported (%d below the limit left out); "
+      "journal_bytes %d" % (len(got), len(below), got["ceph_mimstore_journal_bytes"]))
+EOF
+  { tail -n 5 "$DEV_DEST/exporter.log" >&2; die "ceph-exporter does not show the mimstore counters (above)"; }
+kill "$EXPORTER_PID" 2>/dev/null || true
+wait "$EXPORTER_PID" 2>/dev/null || true
+EXPORTER_PID=""
 
 # ---- health warnings ------------------------------------------------------------
 checks() { $CEPH health detail -f json | /usr/bin/python3 -c \
@@ -320,4 +387,4 @@ cot --op fsck >/dev/null 2>&1 || die "fsck still fails after the stray file went
 dev_osd_start 0
 dev_wait_up 1 120 || die "osd.0 did not come back"
 wait_check absent 90 MIMSTORE_FSCK_ERRORS
-log "PASS: devices, omap bytes and five health warnings, each raised and cleared"
+log "PASS: devices, metrics through ceph-exporter, omap bytes and five health warnings, each raised and cleared"

@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# ceph-volume deploys a mimstore OSD, as an operator does on an HDD and an
+# NVMe partition (patch 0014: `raw prepare --mimstore`, `raw list`, `raw
+# activate`), on loop devices, against a vstart cluster (a mon and a mgr,
+# no OSDs):
+#   1. `raw prepare --mimstore --data HDD --journal NVME`: an XFS labelled
+#      mimstore on the HDD, mounted at /var/lib/ceph/osd/<cluster>-<id>, the
+#      journal link, the OSD's mkfs (as the ceph user), the OSD in the map
+#   2. `raw list` (every device, and the HDD alone): the OSD, its id, its
+#      cluster fsid, its data and journal devices, type mimstore; the OSD
+#      directory unmounted first, so that list reads it from a read-only
+#      mount of its own
+#   3. `raw activate --device HDD --no-systemd`: mounted again, the journal
+#      link there; the OSD started as systemd would start it, up, serving
+#      a pool of its own: an object written and read back, and `ceph osd
+#      metadata` names the HDD and the NVMe
+# Then ceph-volume's own unit tests of the raw commands and of the helpers
+# they use, with the mimstore cases of the patch.
+#
+# The cluster has a name of its own (ceph-volume --cluster), so nothing of
+# this test touches /var/lib/ceph/osd/ceph-* or /etc/ceph.
+#
+#   qa/ceph-volume.sh        (root: loop devices, mkfs, mount)
+set -euo pipefail
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+source "$REPO/cmake/common.sh"
+source "$REPO/qa/lib/dev-cluster.sh"
+
+[ "$(id -u)" = 0 ] || die "run as root (loop devices, mkfs, mount)"
+getent passwd ceph >/dev/null || die "no ceph user (Debian's ceph-common makes it: qa/setup.sh)"
+CV_SRC=$CEPH_SOURCE_DIR/src/ceph-volume
+grep -q -- "--mimstore" "$CV_SRC/ceph_volume/devices/raw/common.py" ||
+  die "ceph-volume has no --mimstore (patch 0014 not applied: cmake/ceph-build.sh)"
+for c in mkfs.xfs blkid lsblk; do command -v $c >/dev/null || die "$c not found"; done
+
+CLUSTER=mimtest$$
+OSD_DIR=""
+OSD_PID=""
+W=$(mktemp -d /var/tmp/mimstore-cv.XXXXXX)
+LOOPS=()
+cleanup() {
+  local rc=$? l
+  if [ -n "$OSD_PID" ]; then
+    kill "$OSD_PID" 2>/dev/null || true
+    while kill -0 "$OSD_PID" 2>/dev/null; do sleep 0.5; done
+  fi
+  dev_cluster_stop "$rc"
+  if [ -n "$OSD_DIR" ]; then
+    if mountpoint -q "$OSD_DIR"; then umount "$OSD_DIR" || umount -l "$OSD_DIR" || true; fi
+    rm -rf "$OSD_DIR"
+  fi
+  rm -f "/var/lib/ceph/bootstrap-osd/$CLUSTER.keyring"
+  for l in "${LOOPS[@]}"; do losetup -d "$l" 2>/dev/null || true; done
+  if [ "$rc" != 0 ] && [ -d "$W/log" ]; then
+    echo "---- failed; the last lines of the OSD's output and log:" >&2
+    tail -n 20 "$W/log/osd.out" >&2 2>/dev/null || true
+    tail -n 30 "$W/log/$CLUSTER-osd.0.log" >&2 2>/dev/null || true
+    rm -rf /var/tmp/mimstore-cv-failed
+    cp -a "$W/log" /var/tmp/mimstore-cv-failed 2>/dev/null &&
+      echo "ceph-volume's and the OSD's logs kept in /var/tmp/mimstore-cv-failed" >&2
+  fi
+  rm -rf "$W"
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# sparse files: they hold only what is written
+new_loop() {
+  truncate -s 6G "$W/$1.img"
+  NEW_LOOP=$(losetup --find --show "$W/$1.img")
+  LOOPS+=("$NEW_LOOP")
+}
+new_loop hdd; HDD=$NEW_LOOP
+new_loop nvme; NVME=$NEW_LOOP
+
+# A mon and a mgr; the OSD comes from ceph-volume
+DEV_MGR=1 dev_cluster_start 0 true "osd mclock skip benchmark = true"
+
+# The cluster as its hosts see it: a ceph.conf of its own (the vstart one
+# names vstart's paths, which the ceph user cannot write), with the log,
+# admin socket and pid file where it can
+chmod 755 "$W"
+mkdir -p "$W/bin" "$W/log" "$W/run"
+chown ceph:ceph "$W/run"
+chmod 1777 "$W/log"
+CV_CONF=$W/$CLUSTER.conf
+cat >"$CV_CONF" <<EOF
+[global]
+        fsid = $($CEPH fsid)
+        mon host = $(LD_LIBRARY_PATH="$CEPH_BUILD_DIR/lib" "$BIN/ceph-conf" -c "$CEPH_CONF" --show-config-value mon_host)
+        plugin dir = $CEPH_BUILD_DIR/lib
+        erasure code dir = $CEPH_BUILD_DIR/lib
+        log file = $W/log/\$cluster-\$name.log
+        admin socket = $W/run/\$cluster-\$name.asok
+        pid file = $W/run/\$cluster-\$name.pid
+[osd]
+        osd class dir = $CEPH_BUILD_DIR/lib
+        osd mclock skip benchmark = true
+EOF
+# What ceph-volume runs by name: the Reef build's tools, and its ceph CLI
+# with the build's python bindings
+for t in ceph-osd ceph-authtool ceph-bluestore-tool; do
+  [ -x "$BIN/$t" ] || die "no $t in $BIN (cmake/ceph-build.sh builds it)"
+  printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' "$CEPH_BUILD_DIR/lib" "$BIN/$t" >"$W/bin/$t"
+done
+printf '#!/bin/sh\nLD_LIBRARY_PATH=%s PYTHONPATH=%s exec %s "$@"\n' "$CEPH_BUILD_DIR/lib" \
+  "$CEPH_SOURCE_DIR/src/pybind:$CEPH_BUILD_DIR/lib/cython_modules/lib.3:$CEPH_SOURCE_DIR/src/python-common" \
+  "$BIN/ceph" >"$W/bin/ceph"
+chmod +x "$W/bin/"*
+cv() {
+  env PATH="$W/bin:$PATH" CEPH_CONF="$CV_CONF" CEPH_VOLUME_ALLOW_LOOP_DEVICES=true \
+    PYTHONPATH="$CV_SRC:$CEPH_SOURCE_DIR/src/python-common" \
+    /usr/bin/python3 -c 'import sys; from ceph_volume.main import Volume; Volume(argv=sys.argv)' \
+    --cluster "$CLUSTER" --log-path "$W/log" "$@"
+}
+$CEPH auth get-or-create client.bootstrap-osd mon 'allow profile bootstrap-osd' \
+  -o "/var/lib/ceph/bootstrap-osd/$CLUSTER.keyring" >/dev/null
+
+# ---- prepare -------------------------------------------------------------------
+log "ceph-volume raw prepare --mimstore --data $HDD --journal $NVME"
+cv raw prepare --mimstore --data "$HDD" --journal "$NVME" >"$W/prepare.out" 2>&1 ||
+  { tail -n 20 "$W/prepare.out" >&2; die "raw prepare failed"; }
+OSD_ID=$($CEPH osd ls | tail -n 1)
+[ "$OSD_ID" = 0 ] || die "expected osd.0 in the map after prepare, osd ls: $($CEPH osd ls | xargs)"
+OSD_DIR=/var/lib/ceph/osd/$CLUSTER-$OSD_ID
+mountpoint -q "$OSD_DIR" || die "$OSD_DIR is not mounted after prepare"
+[ "$(findmnt -no SOURCE "$OSD_DIR")" = "$HDD" ] || die "$OSD_DIR is not the HDD's filesystem"
+[ "$(blkid -c /dev/null -p -s LABEL -o value "$HDD")" = mimstore ] || die "the HDD's XFS is not labelled mimstore"
+[ "$(readlink -f "$OSD_DIR/journal")" = "$NVME" ] || die "journal link: $(readlink "$OSD_DIR/journal")"
+[ "$(cat "$OSD_DIR/type")" = mimstore ] || die "$OSD_DIR/type: $(cat "$OSD_DIR/type")"
+[ "$(stat -c %U "$OSD_DIR/objects")" = ceph ] || die "the OSD's files are not the ceph user's"
+log "  osd.$OSD_ID: XFS 'mimstore' on $HDD at $OSD_DIR, journal -> $NVME, mkfs done as ceph"
+OSD_UUID=$(cat "$OSD_DIR/fsid")
+
+# ---- list ----------------------------------------------------------------------
+umount "$OSD_DIR"
+check_list() {  # check_list WHAT [DEVICE]: raw list's JSON names this OSD
+  cv raw list --format json ${2:+"$2"} >"$W/list.json" 2>"$W/list.err" ||
+    { cat "$W/list.err" >&2; die "raw list $1 failed"; }
+  /usr/bin/python3 - "$W/list.json" "$OSD_UUID" "$OSD_ID" "$HDD" "$NVME" \
+      "$($CEPH fsid)" "$1" <<'EOF'
+import json, sys
+path, uuid, osd_id, hdd, nvme, fsid, what = sys.argv[1:8]
+report = json.load(open(path))
+want = {"osd_uuid": uuid, "osd_id": int(osd_id), "device": hdd, "device_journal": nvme,
+        "ceph_fsid": fsid, "type": "mimstore"}
+got = report.get(uuid)
+if got != want:
+    sys.exit("raw list %s: %r, expected %r (whole report: %r)" % (what, got, want, report))
+EOF
+}
+check_list "(every device)"
+check_list "$HDD" "$HDD"
+mountpoint -q "$OSD_DIR" && die "raw list left $OSD_DIR mounted"
+log "  raw list (every device, and $HDD): osd.$OSD_ID, mimstore, data $HDD, journal $NVME"
+
+# ---- activate and start --------------------------------------------------------
+log "ceph-volume raw activate --device $HDD --no-systemd"
+cv raw activate --device "$HDD" --no-systemd >"$W/activate.out" 2>&1 ||
+  { tail -n 20 "$W/activate.out" >&2; die "raw activate failed"; }
+mountpoint -q "$OSD_DIR" || die "$OSD_DIR is not mounted after activate"
+[ "$(readlink -f "$OSD_DIR/journal")" = "$NVME" ] || die "journal link after activate: $(readlink "$OSD_DIR/journal")"
+# as ceph-osd@.service starts it
+env LD_LIBRARY_PATH="$CEPH_BUILD_DIR/lib" CEPH_CONF="$CV_CONF" "$BIN/ceph-osd" -f \
+  --cluster "$CLUSTER" -i "$OSD_ID" --setuser ceph --setgroup ceph \
+  >"$W/log/osd.out" 2>&1 &
+OSD_PID=$!
+dev_wait_up 1 120 || { tail -n 20 "$W/log/osd.out" >&2; die "osd.$OSD_ID did not come up"; }
+dev_pool_create cv 8 1
+echo "written through a ceph-volume OSD" >"$W/obj"
+$RADOS -p cv put obj "$W/obj"
+$RADOS -p cv get obj "$W/obj.back"
+cmp -s "$W/obj" "$W/obj.back" || die "the object read back differs"
+$CEPH osd metadata "$OSD_ID" -f json | /usr/bin/python3 -c '
+import json, sys
+m = json.load(sys.stdin); hdd, nvme = sys.argv[1:3]
+want = {"osd_objectstore": "mimstore", "mimstore_data_devices": hdd, "mimstore_journal_devices": nvme}
+bad = {k: m.get(k) for k, v in want.items() if m.get(k) != v}
+sys.exit("osd metadata: %r, expected %r" % (bad, want) if bad else 0)' \
+  "$(basename "$HDD")" "$(basename "$NVME")"
+log "  osd.$OSD_ID up, an object written and read back; osd metadata: mimstore on $(basename "$HDD"), journal $(basename "$NVME")"
+
+# ---- ceph-volume's unit tests ---------------------------------------------------
+log "ceph-volume unit tests: raw prepare, list, activate; the prepare helpers"
+(cd "$CV_SRC" && PYTHONPATH="$CV_SRC:$CEPH_SOURCE_DIR/src/python-common" \
+   /usr/bin/python3 -m pytest -q -p no:cacheprovider \
+   ceph_volume/tests/devices/raw ceph_volume/tests/util/test_prepare.py) >"$W/pytest.out" 2>&1 ||
+  { tail -n 30 "$W/pytest.out" >&2; die "ceph-volume's unit tests failed"; }
+log "  $(tail -n 1 "$W/pytest.out")"
+log "PASS"
