@@ -40,6 +40,8 @@ def draw(d, kind, out):
             rows = json.load(f).get("points") or []
         if not rows:
             return []
+        for r in rows:  # sweeps before 2026-11-25 name no subject: mimstore then
+            r.setdefault("subject", sweep_report.SUBJECT)
         sweep_report.plot(rows, os.path.join(out, "sweep_iops.png"))
         return ["sweep_iops.png"]
     runs = report.load(d)[0]

@@ -10,6 +10,7 @@ import io
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -252,6 +253,23 @@ class ReportTest(unittest.TestCase):
         found = [(os.path.relpath(d, self.d), k) for d, k in replot.targets(self.d)]
         self.assertEqual(found, [(".", "bench"), ("sweep", "sweep"),
                                  (os.path.join("sweep", "2G-nvme1G", "rep1-uniform"), "bench")])
+
+
+
+class CommittedResultsTest(unittest.TestCase):
+    """docs/results keeps the JSON, not the plots drawn from it (qa/replot.py)."""
+
+    def test_no_committed_plot_that_the_json_can_draw(self):
+        repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        out = subprocess.run(["git", "-C", repo, "ls-files", "docs/results"],
+                             capture_output=True, text=True)
+        self.assertEqual(out.returncode, 0, "needs a git checkout: %s" % out.stderr)
+        files = set(out.stdout.split())
+        self.assertTrue(any(f.endswith("results.json") for f in files), "no results listed")
+        drawable = sorted(f for f in files if f.endswith(".png") and (
+            os.path.join(os.path.dirname(f), "results.json") in files
+            or os.path.join(os.path.dirname(f), "sweep.json") in files))
+        self.assertEqual(drawable, [], "plots that qa/replot.py draws from the JSON beside them")
 
 
 if __name__ == "__main__":
