@@ -147,12 +147,6 @@ cot() {  # cot OSD ARGS...: ceph-objectstore-tool on a stopped OSD of this clust
   env LD_LIBRARY_PATH="$CEPH_BUILD_DIR/lib" "$BIN/ceph-objectstore-tool" --conf="$CEPH_CONF" \
     --no-mon-config "${store[@]}" "$@"
 }
-osd_stop() {  # SIGTERM, as systemd stops an OSD, and wait until it is gone
-  local pid; pid=$(dev_osd_pid "$1")
-  [ -n "$pid" ] || die "no pid file for osd.$1"
-  kill "$pid"
-  while kill -0 "$pid" 2>/dev/null; do sleep 0.5; done
-}
 acting() { $CEPH pg map "$PGID" -f json | json_get '",".join(map(str, d["acting"]))'; }
 pg_state() {
   $CEPH pg ls-by-pool $POOL -f json | json_get '(d["pg_stats"] if isinstance(d, dict) else d)[0]["state"]'
@@ -184,7 +178,7 @@ move() {
   local from=$1 to=$2 lu_from lu_to n
   log "moving PG $PGID from osd.$from ($($CEPH osd metadata "$from" -f json | json_get 'd["osd_objectstore"]')) to osd.$to"
   # the source first: the target then has seen every map the PG has
-  osd_stop "$from"; osd_stop "$to"
+  dev_osd_stop "$from"; dev_osd_stop "$to"
   lu_from=$(cot "$from" --op info --pgid "$PGID" | last_update)
   rm -f "$EXPORT"
   cot "$from" --op export-remove --pgid "$PGID" --file "$EXPORT" >/dev/null
@@ -225,8 +219,8 @@ same_digest bluestore-again
 # ---- refusals -------------------------------------------------------------------
 log "refusals on the mimstore OSD"
 # the PG went back to osd.0: both stopped, osd.0 first (it exports below)
-osd_stop 0
-osd_stop 1
+dev_osd_stop 0
+dev_osd_stop 1
 out=$(env LD_LIBRARY_PATH="$CEPH_BUILD_DIR/lib" "$BIN/ceph-objectstore-tool" --conf="$CEPH_CONF" \
         --no-mon-config --data-path "$OSD1" --op list-pgs 2>&1) &&
   die "the tool ran on mimstore without a journal: $out"

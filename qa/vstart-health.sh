@@ -363,16 +363,11 @@ wait_check absent 60 MIMSTORE_WRITEBACK_STALLED
 wait_check absent 120 MIMSTORE_JOURNAL_FULL
 
 log "MIMSTORE_FSCK_ERRORS: a stray file in a collection, found by ceph-objectstore-tool --op fsck"
-osd_stop() {
-  local pid; pid=$(dev_osd_pid 0)
-  kill "$pid"
-  while kill -0 "$pid" 2>/dev/null; do sleep 0.5; done
-}
 cot() {
   env LD_LIBRARY_PATH="$CEPH_BUILD_DIR/lib" "$BIN/ceph-objectstore-tool" -c "$CEPH_CONF" \
     --data-path "$W/hdd" --journal-path "$NVME" --no-mon-config "$@"
 }
-osd_stop
+dev_osd_stop 0
 coll=$(find "$W/hdd/objects" -mindepth 1 -maxdepth 1 -type d -name '*_head' -print -quit)
 [ -n "$coll" ] || die "no collection directory under $W/hdd/objects"
 echo stray >"$coll/not-an-object"
@@ -381,7 +376,7 @@ echo "$out" | tail -n 3
 dev_osd_start 0
 dev_wait_up 1 120 || die "osd.0 did not come back"
 wait_check present 90 MIMSTORE_FSCK_ERRORS
-osd_stop
+dev_osd_stop 0
 rm -f "$coll/not-an-object"
 cot --op fsck >/dev/null 2>&1 || die "fsck still fails after the stray file went: $(cot --op fsck 2>&1 | tail -n 3)"
 dev_osd_start 0

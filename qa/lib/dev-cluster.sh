@@ -11,7 +11,7 @@
 #   dev_cluster_stop
 #   dev_pg_num POOL N   change pg_num (the manager splits or merges PGs)
 #                       and wait until it is done and every PG is active+clean
-#   dev_osd_kill N / dev_osd_start N / dev_osds_up
+#   dev_osd_kill N (SIGKILL) / dev_osd_stop N (SIGTERM) / dev_osd_start N / dev_osds_up
 #   $CEPH (the Reef ceph CLI), $DEV_DEST (the cluster's directory)
 
 # shellcheck source=ports.sh
@@ -139,6 +139,13 @@ dev_osd_kill() {  # SIGKILL, like a crash
   local pid; pid=$(dev_osd_pid "$1")
   [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null || true
   while [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; do sleep 0.2; done
+}
+
+dev_osd_stop() {  # SIGTERM, as systemd stops an OSD; returns once it is gone
+  local pid; pid=$(dev_osd_pid "$1")
+  [ -n "$pid" ] || die "no pid file for osd.$1"
+  kill "$pid"
+  while kill -0 "$pid" 2>/dev/null; do sleep 0.5; done
 }
 
 dev_osd_start() {
