@@ -15,14 +15,18 @@
 #                                its inodes free (the test's ratio); removed
 #       MIMSTORE_DB_FS_FULL      the DB's filesystem filled by a file past
 #                                the test's ratio; removed
-#       MIMSTORE_WRITEBACK_STALLED,  the data filesystem frozen (fsfreeze)
-#       MIMSTORE_JOURNAL_FULL    under random writes: the write back hangs,
-#                                the journal fills; thawed
+#       MIMSTORE_JOURNAL_FULL    random writes faster than the data disk
+#                                writes them back (a blkio throttle of a few
+#                                writes a second on its loop device): the
+#                                journal fills, writers wait; throttle off
+#       MIMSTORE_WRITEBACK_STALLED  the data filesystem frozen (fsfreeze)
+#                                under random writes; thawed
 #       MIMSTORE_FSCK_ERRORS     a stray file found by ceph-objectstore-tool
 #                                --op fsck on the stopped OSD; removed, a
 #                                clean fsck clears it
 #
-#   qa/vstart-health.sh        (root: loop devices, mounts, fsfreeze, /run/udev)
+#   qa/vstart-health.sh        (root: loop devices, mounts, fsfreeze, blkio
+#                               throttles, /run/udev)
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 source "$REPO/cmake/common.sh"
@@ -35,11 +39,21 @@ source "$REPO/qa/lib/dev-cluster.sh"
 UDEVD=0
 [ -e /run/udev/control ] && command -v udevadm >/dev/null && UDEVD=1
 command -v fsfreeze >/dev/null || die "fsfreeze not found (util-linux)"
+BLKIO=/sys/fs/cgroup/blkio
+[ -w $BLKIO/blkio.throttle.write_iops_device ] ||
+  die "no cgroup-v1 blkio throttle at $BLKIO (the journal-full test slows the data disk with it)"
+# hdd_throttle WIOPS WBPS: the data device's write throttle (0 0: none)
+hdd_throttle() {
+  local mm; mm=$(cat "/sys/block/$(basename "$HDD")/dev")
+  echo "$mm $1" >$BLKIO/blkio.throttle.write_iops_device
+  echo "$mm $2" >$BLKIO/blkio.throttle.write_bps_device
+}
 
 W=$(mktemp -d /var/tmp/mimstore-health.XXXXXX)
 LOOPS=()
 UDEV_FILES=()
 FROZEN=""
+THROTTLED=""
 FIO_PID=""
 EXPORTER_PID=""
 cleanup() {
@@ -47,6 +61,7 @@ cleanup() {
   # thawed first: nothing that writes to it (the OSD, fio's client, umount)
   # could end otherwise
   if [ -n "$FROZEN" ]; then fsfreeze -u "$FROZEN" || true; fi
+  if [ -n "$THROTTLED" ]; then hdd_throttle 0 0 || true; fi
   if [ -n "$FIO_PID" ]; then
     kill "$FIO_PID" 2>/dev/null || true
     wait "$FIO_PID" 2>/dev/null || true
@@ -256,10 +271,14 @@ before=$(checks)
 case " $before " in
   *" MIMSTORE_"*) $CEPH health detail >&2; die "a MIMSTORE warning before any cause: $before" ;;
 esac
-journal_full_waits() {
-  $CEPH tell osd.0 perf dump mimstore -f json | /usr/bin/python3 -c \
-    'import json,sys; print(json.load(sys.stdin)["mimstore"]["journal_full_waits"])'
+# counters NAME...: "NAME=VALUE ..." of osd.0's mimstore perf counters
+counters() {
+  $CEPH tell osd.0 perf dump mimstore -f json | /usr/bin/python3 -c '
+import json, sys
+m = json.load(sys.stdin)["mimstore"]
+print(" ".join("%s=%s" % (k, m[k]) for k in sys.argv[1:]))' "$@"
 }
+journal_full_waits() { counters journal_full_waits | cut -d= -f2; }
 
 # ---- statfs -------------------------------------------------------------------
 log "ceph osd df: the omap DB's bytes follow an omap write (OMAP column)"
@@ -341,25 +360,58 @@ wait_check present 90 MIMSTORE_DB_FS_FULL
 rm -f "$W/dbfs/filler"
 wait_check absent 90 MIMSTORE_DB_FS_FULL
 
-log "MIMSTORE_WRITEBACK_STALLED and MIMSTORE_JOURNAL_FULL: random writes onto a frozen data filesystem"
+# fio: 4 KiB random writes at 16 outstanding on a 64 MiB image, in the
+# background until fio_stop; the image's 16 objects exist when it returns
+fio_start() {
+  fio --name=health --ioengine=rbd --clientname=admin --pool=$POOL --rbdname=img \
+    --rw=randwrite --bs=4k --iodepth=16 --time_based --runtime=600 \
+    --output="$DEV_DEST/fio-health-$1.txt" >/dev/null 2>&1 &
+  FIO_PID=$!
+  sleep 5
+}
+fio_stop() {
+  kill "$FIO_PID" 2>/dev/null || true
+  wait "$FIO_PID" 2>/dev/null || true
+  FIO_PID=""
+}
+# the counters that say where writers wait, for the log
+waits() { counters journal_full_waits throttle_waits cache_full_waits journal_used_bytes; }
 rbd -c "$CEPH_CONF" create --size 64M $POOL/img
-fio --name=health --ioengine=rbd --clientname=admin --pool=$POOL --rbdname=img \
-  --rw=randwrite --bs=4k --iodepth=16 --time_based --runtime=600 \
-  --output="$DEV_DEST/fio-health.txt" >/dev/null 2>&1 &
-FIO_PID=$!
-sleep 5
+
+# MIMSTORE_JOURNAL_FULL is about writers waiting for journal room, which
+# they do when the data disk writes back slower than clients write. A hung
+# data filesystem does not do it reliably: the sweep blocks writing an
+# object with the object's lock held, the apply thread blocks at the next
+# write to that object, and the writers then wait in the OSD (SLOW_OPS)
+# with journal room left. So the disk is slowed, not stopped: a blkio
+# throttle in the root cgroup (the OSD's and the kernel's writeback) on
+# the data device's loop device; the journal and the DB are not touched.
+log "MIMSTORE_JOURNAL_FULL: random writes onto a data disk throttled to 20 writes and 1 MiB a second"
+fio_start journal-full
+THROTTLED=1
+hdd_throttle 20 1048576
+wait_check present 120 MIMSTORE_JOURNAL_FULL
+log "  $(waits)"
+hdd_throttle 0 0
+THROTTLED=""
+fio_stop
+log "throttle off, writes stopped"
+# held for the window (30 s) after the last wait
+wait_check absent 120 MIMSTORE_JOURNAL_FULL
+
+log "MIMSTORE_WRITEBACK_STALLED: random writes onto a frozen data filesystem"
+fio_start stalled
 FROZEN=$W/hdd
 fsfreeze -f "$FROZEN"
-wait_check present 120 MIMSTORE_WRITEBACK_STALLED MIMSTORE_JOURNAL_FULL
+wait_check present 120 MIMSTORE_WRITEBACK_STALLED
+log "  $(waits)"
 # thawed before fio goes: its writes wait on the frozen filesystem
 fsfreeze -u "$FROZEN"
 FROZEN=""
-kill "$FIO_PID" 2>/dev/null || true
-wait "$FIO_PID" 2>/dev/null || true
-FIO_PID=""
+fio_stop
 log "thawed, writes stopped"
 wait_check absent 60 MIMSTORE_WRITEBACK_STALLED
-# held for the window (30 s) after the last wait
+# the journal may have filled behind the frozen filesystem too
 wait_check absent 120 MIMSTORE_JOURNAL_FULL
 
 log "MIMSTORE_FSCK_ERRORS: a stray file in a collection, found by ceph-objectstore-tool --op fsck"

@@ -48,11 +48,6 @@ live_entries() {  # live entries --dump-journal lists
   osd_tool --dump-journal || { cat "$DEV_DEST/tool.txt" >&2; die "--dump-journal failed"; }
   grep -c '^  sn [0-9]* off ' "$DEV_DEST/tool.txt" || true
 }
-osd_stop() {  # SIGTERM: a clean shutdown
-  local pid; pid=$(dev_osd_pid 0)
-  kill "$pid"
-  while kill -0 "$pid" 2>/dev/null; do sleep 0.5; done
-}
 
 log "1. writing region 0 (fio rbd, verify=crc32c)"
 fio_region 0 --do_verify=0 --output="$DEV_DEST/fio-0.txt" ||
@@ -64,7 +59,7 @@ dev_wait_up 1 60 || die "osd.0 went down after flush_journal"
 fio_region 1 --do_verify=1 --output="$DEV_DEST/fio-1.txt" ||
   { cat "$DEV_DEST/fio-1.txt" >&2; die "fio write+verify after flush_journal failed"; }
 
-osd_stop
+dev_osd_stop 0
 n=$(live_entries)
 [ "$n" = 0 ] || { cat "$DEV_DEST/tool.txt" >&2; die "the stop after the admin socket's flush_journal left $n live entries"; }
 
@@ -73,7 +68,7 @@ dev_osd_start 0
 dev_wait_up 1 120 || die "osd.0 did not start again"
 fio_region 2 --do_verify=0 --output="$DEV_DEST/fio-2.txt" ||
   { cat "$DEV_DEST/fio-2.txt" >&2; die "fio write of region 2 failed"; }
-osd_stop
+dev_osd_stop 0
 journal=$(cd "$CEPH_BUILD_DIR" && LD_LIBRARY_PATH=$CEPH_BUILD_DIR/lib \
   "$BIN/ceph-osd" -i 0 -c "$CEPH_CONF" --show-config-value osd_journal)
 [ -e "$journal" ] || die "no journal at $journal"
