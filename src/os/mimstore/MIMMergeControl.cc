@@ -18,6 +18,7 @@
 #include "common/debug.h"
 
 #include "MIMJournal.h"
+#include "core/merge_rules.h"
 
 #define dout_context cct
 #define dout_subsys ceph_subsys_mimstore
@@ -80,8 +81,10 @@ void MIMStore::_maybe_freeze(mim::FlushTrigger forced)
   if (forced != mim::FlushTrigger::NONE) {
     freeze_queued = false;
   }
-  mim::FlushTrigger trigger = forced;
-  if (trigger == mim::FlushTrigger::NONE) {
+  mim::FreezeInputs in;
+  in.forced = forced;
+  in.blocks_used = st.blocks_used;
+  if (forced == mim::FlushTrigger::NONE) {
     double since = std::chrono::duration<double>(
       ceph::mono_clock::now() - last_freeze).count();
     // Occupancy in block-equivalents of cached data. The paper's blocks
@@ -90,58 +93,35 @@ void MIMStore::_maybe_freeze(mim::FlushTrigger forced)
     // flush after a few hundred scattered 4 KiB writes, before anything
     // could merge.
     uint64_t occupied = (st.bytes + conf.block_size - 1) / conf.block_size;
-    trigger = policy->check(occupied, st.all_bytes(), since, st.index_bytes);
-    if (trigger == mim::FlushTrigger::NONE && conf.merge_data_in_journal &&
-        journal->used_since(active_gen_first_sn) >= generation_journal_bytes) {
-      // The space threshold in journal bytes, padding and transaction
-      // included (about twice the payload of a 4 KiB write): the journal
-      // is what a generation fills here, and the next one gets the same
-      // share while this one is written back.
-      trigger = mim::FlushTrigger::SPACE;
-    }
-    if (trigger == mim::FlushTrigger::NONE || st.blocks_used == 0) {
-      return;
-    }
+    in.policy = policy->check(occupied, st.all_bytes(), since, st.index_bytes);
   }
-  if (flush_pending) {
-    // One generation is flushed at a time; new writes keep merging into the
-    // active one meanwhile (double buffering). An explicit request is
-    // remembered and re-queued when the running flush ends. Journal
-    // pressure is not: the running flush is what frees the journal, and
-    // freezing again right after it would only make the next generation
-    // small, each object rewritten for a handful of writes. An explicit
-    // request is not replaced by a later trigger (a writer waiting for
-    // cache room, a time marker): only its own freeze counts for
-    // _write_back_all's waiter, which would otherwise wait for ever (and
-    // the umount behind the admin command with it). Its freeze serves the
-    // others too: it takes the whole active generation.
-    if (forced != mim::FlushTrigger::NONE &&
-        forced != mim::FlushTrigger::JOURNAL_PRESSURE &&
-        refreeze != mim::FlushTrigger::EXPLICIT) {
-      refreeze = forced;
-    }
-    return;
-  }
-  if (forced == mim::FlushTrigger::EXPLICIT) {
+  in.generation_journal_bytes = journal->used_since(active_gen_first_sn);
+  in.generation_share_reached = conf.merge_data_in_journal &&
+    in.generation_journal_bytes >= generation_journal_bytes;
+  in.journal_size = journal->size();
+  in.flush_pending = flush_pending;
+  in.refreeze = refreeze;
+  const mim::FreezeDecision d = mim::decide_freeze(in);
+  if (d.explicit_served) {
     ++explicit_handled;
   }
-  if (forced == mim::FlushTrigger::JOURNAL_PRESSURE &&
-      journal->used_since(active_gen_first_sn) < journal->size() / 4) {
-    // The journal is held by older transactions, flushed but waiting for a
-    // sync, not by this generation: a sync frees it. Freezing now would
-    // only cut a small generation, each object rewritten for a handful of
-    // writes, and the journal would stay just as full. Measured in journal
-    // bytes, padding included: counted in payload bytes, a stream of small
-    // omap-only transactions behind one cached write filled the journal
-    // while this still said "small", and clients stalled until the time
-    // threshold.
+  switch (d.action) {
+  case mim::FreezeAction::NONE:
+    return;
+  case mim::FreezeAction::REMEMBER:
+    // re-queued when the running flush ends (_flush_thread)
+    refreeze = d.refreeze;
+    return;
+  case mim::FreezeAction::SYNC:
     durability.request_sync();
     return;
-  }
-  if (st.blocks_used == 0) {
+  case mim::FreezeAction::NOTHING_CACHED:
     freeze_cond.notify_all();
     return;
+  case mim::FreezeAction::FREEZE:
+    break;
   }
+  const mim::FlushTrigger trigger = d.trigger;
   mim::FlushOrder order;
   if (!htmll->freeze(&order)) {
     return;
@@ -202,22 +182,16 @@ void MIMStore::_backoff(uint64_t payload_bytes)
   //   (mim::pacer_room). The
   //   quadratic delay alone cannot: 20 ms per transaction still lets 8
   //   clients fill a journal that a sweep frees only after minutes.
-  double quad = 0;
-  double fill = double(journal->used()) / double(journal->size());
+  mim::HtmllStats st;
   if (conf.merge) {
-    auto st = htmll->stats();
-    fill = std::max(fill, double(st.all_bytes()) / double(cache_cap));
-    if (conf.cache_index_max_bytes) {
-      fill = std::max(fill, double(st.all_index_bytes()) /
-                              double(conf.cache_index_max_bytes));
-    }
+    st = htmll->stats();
   }
-  if (conf.backoff_max_delay > 0 && fill > conf.backoff_low) {
-    double x = std::min(1.0, (fill - conf.backoff_low) /
-                               (conf.backoff_high -
-                                conf.backoff_low));
-    quad = conf.backoff_max_delay * x * x;
-  }
+  const double fill = mim::backoff_fill(
+    journal->used(), journal->size(), conf.merge, st.all_bytes(), cache_cap,
+    st.all_index_bytes(), conf.cache_index_max_bytes);
+  const double quad = mim::backoff_delay(fill, conf.backoff_low,
+                                         conf.backoff_high,
+                                         conf.backoff_max_delay);
   double pace = 0;
   if (conf.merge && conf.backoff_pace) {
     int64_t free = mim::pacer_room(
@@ -263,25 +237,19 @@ void MIMStore::_wait_for_cache_room(uint64_t bytes)
   if (!bytes_bound && !index_cap) {
     return;
   }
-  mim::FlushTrigger why = mim::FlushTrigger::NONE;
   auto full = [&] {
     auto st = htmll->stats();
-    if (bytes_bound && st.all_bytes() + bytes > cap) {
-      why = mim::FlushTrigger::MEMORY_CAP;
-    } else if (index_cap && st.all_index_bytes() >= index_cap) {
-      why = mim::FlushTrigger::INDEX_BUDGET;
-    } else {
-      return false;
-    }
-    return true;
+    return mim::cache_room_wait(bytes_bound, st.all_bytes(), bytes, cap,
+                                st.all_index_bytes(), index_cap);
   };
-  if (!full()) {
+  const mim::FlushTrigger why = full();
+  if (why == mim::FlushTrigger::NONE) {
     return;
   }
   _maybe_freeze(why);
   mim::MutexLock l(freeze_lock);
   bool waited = false;
-  while (flush_pending && full()) {
+  while (flush_pending && full() != mim::FlushTrigger::NONE) {
     if (!waited) {
       logger->inc(l_mimstore_cache_full_waits);
       waited = true;
@@ -295,16 +263,19 @@ void MIMStore::_wait_for_cache_room(uint64_t bytes)
 
 void MIMStore::_time_tick()
 {
-  bool time_due = false;
+  if (!conf.merge) {
+    return;  // nothing is cached
+  }
+  const uint64_t blocks = htmll->stats().blocks_used;
+  bool time_due;
   {
     mim::MutexLock l(freeze_lock);
-    if (conf.merge && !flush_pending && !freeze_queued) {
-      double idle = std::chrono::duration<double>(
-        ceph::mono_clock::now() - last_freeze).count();
-      time_due = idle >= policy->time_thresh();
-    }
+    double idle = std::chrono::duration<double>(
+      ceph::mono_clock::now() - last_freeze).count();
+    time_due = mim::time_freeze_due(conf.merge, flush_pending, freeze_queued,
+                                    blocks, idle, policy->time_thresh());
   }
-  if (time_due && htmll->stats().blocks_used) {
+  if (time_due) {
     _request_freeze(mim::FlushTrigger::TIME);
   }
 }
