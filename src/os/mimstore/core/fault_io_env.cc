@@ -114,15 +114,6 @@ void FaultIoEnv::set_crash_mode(crash_mode_t m)
   spec_.mode = m;
 }
 
-void FaultIoEnv::set_meta_model(meta_model_t m)
-{
-  std::lock_guard l(lock_);
-  spec_.meta = m;
-  if (!meta_on_locked()) {
-    force_meta_log_locked(UINT64_MAX);
-  }
-}
-
 bool FaultIoEnv::crashed() const
 {
   std::lock_guard l(lock_);

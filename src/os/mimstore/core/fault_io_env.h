@@ -243,8 +243,6 @@ class FaultIoEnv : public IoEnv {
   void set_crash_callback(std::function<void(const std::string&)> cb);
   void set_seed(uint64_t seed);
   void set_crash_mode(crash_mode_t m);
-  /// Switching to OFF makes every pending metadata op durable.
-  void set_meta_model(meta_model_t m);
 
   /// Roll back every unsynced write now and fail all further I/O. Waits
   /// (up to a few seconds) for aio writes in flight in the base env first.
