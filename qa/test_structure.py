@@ -233,3 +233,18 @@ class Scanner(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class CountersDocumented(unittest.TestCase):
+    """Every perf counter the store defines has its row in docs/metrics.md,
+    and the doc names no counter the store does not have."""
+
+    def test_every_counter_has_a_row(self):
+        with open(os.path.join(STORE, "MIMPerf.cc")) as f:
+            code = f.read()
+        defined = set(re.findall(r'b\.add_\w+\(\s*l_mimstore_\w+,\s*"(\w+)"', code))
+        self.assertGreater(len(defined), 40)
+        with open(os.path.join(HERE, "..", "docs", "metrics.md")) as f:
+            rows = set(re.findall(r"^\| `(\w+)` \|", f.read(), re.M))
+        self.assertEqual(set(), defined - rows, "counters without a row in docs/metrics.md")
+        self.assertEqual(set(), rows - defined, "rows in docs/metrics.md for no counter")

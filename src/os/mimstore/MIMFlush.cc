@@ -438,6 +438,9 @@ mim::DurabilityHooks MIMStore::_durability_hooks()
            << dendl;
       ceph_abort_msg("mimstore: checkpoint write failed");
     }
+    durable_clock.passed(cp, _mono_secs(), [this](double secs) {
+      logger->tinc(l_mimstore_durable_lat, ceph::make_timespan(secs));
+    });
     // Replay starts at the header's start_sn: the first sn of the batch
     // holding cp (JournalWriter::trim), which may be below cp. A tombstone
     // between the two is still needed by a replay from there.

@@ -578,6 +578,7 @@ int MIMStore::_start_after_replay()
   if (!keep_window) {
     durability.reset_checkpoint(next_sn, journal->max_live_sns());
   }
+  durable_clock.clear();  // sns of an earlier mount are not timed
   journal->set_pressure_callback(
     [this] { _request_freeze(mim::FlushTrigger::JOURNAL_PRESSURE); });
   journal->set_debug_point([this](const char* where) { _debug_point(where); });

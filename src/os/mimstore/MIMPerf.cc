@@ -175,6 +175,9 @@ PerfCounters* build_perf_counters(CephContext* cct)
   b.add_u64_counter(l_mimstore_replay_written_back, "replay_written_back",
                     "Replayed ops skipped: their object was written back "
                     "by a sweep before the stop (WrittenBack.h)");
+  b.add_time_avg(l_mimstore_durable_lat, "durable_lat",
+                 "Queue to behind the checkpoint: in the object files, "
+                 "synced, its journal entry free (1 transaction in 64)");
   add_journal_data_counters(b);
   return b.create_perf_counters();
 }

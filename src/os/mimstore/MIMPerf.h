@@ -70,6 +70,7 @@ enum {
   l_mimstore_journal_data_read_bytes,
   l_mimstore_direct_not_in_journal,   ///< could not be kept in the journal
   l_mimstore_replay_written_back,     ///< replayed ops a written-back record skipped
+  l_mimstore_durable_lat,             ///< queue -> behind the checkpoint (sampled)
   l_mimstore_last
 };
 

@@ -323,6 +323,8 @@ int MIMStore::queue_transactions(CollectionHandle& ch,
   sequencer.admit(txc->bytes, [&](sn_t sn) {
     // (under the submission lock: the journal sees sn order)
     txc->sn = sn;
+    durable_clock.queued(
+      sn, ceph::to_seconds<double>(txc->queued_at.time_since_epoch()));
     txc->ch->note_queued(sn, scan.object_hashes, scan.collection_wide);
     dout(20) << "queue_transactions sn " << sn << " " << txc->bytes
              << " bytes" << dendl;

@@ -103,6 +103,7 @@
 #include "core/durability.h"
 #include "core/flush_policy.h"
 #include "core/journal_pacer.h"
+#include "core/sn_latency.h"
 #include "core/writeback_plan.h"
 #include "core/writeback_window.h"
 #include "core/fault_io_env.h"
@@ -730,6 +731,9 @@ class MIMStore : public ObjectStore {
   /// Paces new transactions while a generation is written back (its own
   /// leaf lock; fed by the flush and sync threads, asked by _backoff).
   mim::JournalPacer pacer;
+  /// Sampled queue-to-checkpoint times (durable_lat; its own leaf lock:
+  /// submitters record, the sync thread's checkpoint hands them back).
+  mim::SnLatency durable_clock;
   /// Made at the first mount, kept after umount (tests read it then).
   PerfCounters* logger = nullptr;
   bool logger_registered = false;  ///< in cct's collection (while mounted)
