@@ -42,11 +42,26 @@ command -v fsfreeze >/dev/null || die "fsfreeze not found (util-linux)"
 BLKIO=/sys/fs/cgroup/blkio
 [ -w $BLKIO/blkio.throttle.write_iops_device ] ||
   die "no cgroup-v1 blkio throttle at $BLKIO (the journal-full test slows the data disk with it)"
-# hdd_throttle WIOPS WBPS: the data device's write throttle (0 0: none)
+# hdd_throttle WIOPS WBPS: the data device's write throttle (0 0: none),
+# in the blkio cgroups of THROTTLED (set by hdd_throttle_where). v1
+# throttles are flat: a rule binds the I/O charged to its own cgroup only,
+# so it goes in the root's (the kernel's writeback) and the OSD's.
 hdd_throttle() {
-  local mm; mm=$(cat "/sys/block/$(basename "$HDD")/dev")
-  echo "$mm $1" >$BLKIO/blkio.throttle.write_iops_device
-  echo "$mm $2" >$BLKIO/blkio.throttle.write_bps_device
+  local mm d; mm=$(cat "/sys/block/$(basename "$HDD")/dev")
+  for d in $THROTTLED; do
+    echo "$mm $1" >"$d/blkio.throttle.write_iops_device"
+    echo "$mm $2" >"$d/blkio.throttle.write_bps_device"
+  done
+}
+hdd_throttle_where() {
+  local cg
+  cg=$(awk -F: '$2 ~ /(^|,)blkio(,|$)/ {print $3}' "/proc/$(dev_osd_pid 0)/cgroup")
+  THROTTLED=$BLKIO
+  if [ -n "$cg" ] && [ "$cg" != / ]; then
+    [ -w "$BLKIO$cg/blkio.throttle.write_iops_device" ] ||
+      die "osd.0 is in blkio cgroup $cg, whose throttle this test cannot set"
+    THROTTLED="$BLKIO $BLKIO$cg"
+  fi
 }
 
 W=$(mktemp -d /var/tmp/mimstore-health.XXXXXX)
@@ -311,9 +326,9 @@ log "  osd.0 OMAP: $omap0 -> $omap_kb KiB"
 # batch of 256 KiB transactions against the checkpoint's pace): then
 # MIMSTORE_JOURNAL_FULL is right, and it must have cleared before the
 # journal test below causes it again.
-waits=$(journal_full_waits)
-log "  journal_full_waits after the omap writes: $waits"
-if [ "$waits" -gt 0 ]; then
+full_waits=$(journal_full_waits)
+log "  journal_full_waits after the omap writes: $full_waits"
+if [ "$full_waits" -gt 0 ]; then
   wait_check absent 120 MIMSTORE_JOURNAL_FULL
 fi
 
@@ -388,7 +403,7 @@ rbd -c "$CEPH_CONF" create --size 64M $POOL/img
 # the data device's loop device; the journal and the DB are not touched.
 log "MIMSTORE_JOURNAL_FULL: random writes onto a data disk throttled to 20 writes and 1 MiB a second"
 fio_start journal-full
-THROTTLED=1
+hdd_throttle_where
 hdd_throttle 20 1048576
 wait_check present 120 MIMSTORE_JOURNAL_FULL
 log "  $(waits)"

@@ -95,9 +95,15 @@ void MIMStore::_maybe_freeze(mim::FlushTrigger forced)
     uint64_t occupied = (st.bytes + conf.block_size - 1) / conf.block_size;
     in.policy = policy->check(occupied, st.all_bytes(), since, st.index_bytes);
   }
-  in.generation_journal_bytes = journal->used_since(active_gen_first_sn);
-  in.generation_share_reached = conf.merge_data_in_journal &&
-    in.generation_journal_bytes >= generation_journal_bytes;
+  // The generation's journal bytes only where the rule reads them (they
+  // take the journal writer's lock, and this runs after every apply).
+  if ((forced == mim::FlushTrigger::NONE &&
+       in.policy == mim::FlushTrigger::NONE && conf.merge_data_in_journal) ||
+      forced == mim::FlushTrigger::JOURNAL_PRESSURE) {
+    in.generation_journal_bytes = journal->used_since(active_gen_first_sn);
+    in.generation_share_reached = conf.merge_data_in_journal &&
+      in.generation_journal_bytes >= generation_journal_bytes;
+  }
   in.journal_size = journal->size();
   in.flush_pending = flush_pending;
   in.refreeze = refreeze;

@@ -41,11 +41,14 @@ struct FreezeInputs {
   FlushTrigger policy = FlushTrigger::NONE;
   /// With the data in the journal: the journal bytes written since the
   /// active generation began reached its share (generation_journal_bytes).
+  /// Read only when forced and policy are NONE.
   bool generation_share_reached = false;
   uint64_t blocks_used = 0;          ///< cached blocks, both generations
   bool flush_pending = false;        ///< a frozen generation is being flushed
   FlushTrigger refreeze = FlushTrigger::NONE;  ///< remembered so far
-  uint64_t generation_journal_bytes = 0;  ///< journal used since the active generation began
+  /// Journal used since the active generation began; read only for
+  /// JOURNAL_PRESSURE.
+  uint64_t generation_journal_bytes = 0;
   uint64_t journal_size = 0;
 };
 
@@ -85,7 +88,7 @@ FlushTrigger cache_room_wait(bool bytes_bound, uint64_t cached_bytes,
 
 /// How full the store is for the backoff: the fullest of the journal, the
 /// cache against its cap and the index against its budget (the latter two
-/// only with merging; a cap or budget of 0 is not counted).
+/// only with merging; an index budget of 0 means none and is not counted).
 double backoff_fill(uint64_t journal_used, uint64_t journal_size, bool merge,
                     uint64_t cached_bytes, uint64_t cache_cap,
                     uint64_t index_bytes, uint64_t index_cap);
