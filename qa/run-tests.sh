@@ -241,7 +241,7 @@ ceph_tier_reason=""
 if [ "$MODE" = quick ]; then
   ceph_tier_reason="--quick"
 elif [ ! -x "$CEPH_BUILD_DIR/bin/ceph-osd" ]; then
-  ceph_tier_reason="no Ceph build at $CEPH_BUILD_DIR (make one with cmake/ceph-build.sh; the first build takes 1.5 to 2.5 hours on 2 cores, README)"
+  ceph_tier_reason="no Ceph build at $CEPH_BUILD_DIR (make one with cmake/ceph-build.sh; the first build takes 1.5 to 2.5 hours on 2 cores, docs/build.md)"
 fi
 
 FAILED=0
