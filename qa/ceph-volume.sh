@@ -14,6 +14,9 @@
 #      link there; the OSD started as systemd would start it, up, serving
 #      a pool of its own: an object written and read back, and `ceph osd
 #      metadata` names the HDD and the NVMe
+#   4. the HDD replaced (docs/operating.md): the OSD stopped and destroyed,
+#      its devices wiped, `raw prepare --osd-id N`: the same id, a new
+#      fsid; activated, up, serving a new pool
 # Then ceph-volume's own unit tests of the raw commands and of the helpers
 # they use, with the mimstore cases of the patch, and of the lvm commands
 # (patch 0015: `lvm prepare/create/activate --mimstore`, which needs
@@ -184,6 +187,54 @@ bad = {k: m.get(k) for k, v in want.items() if m.get(k) != v}
 sys.exit("osd metadata: %r, expected %r" % (bad, want) if bad else 0)' \
   "$(basename "$HDD")" "$(basename "$NVME")"
 log "  osd.$OSD_ID up, an object written and read back; osd metadata: mimstore on $(basename "$HDD"), journal $(basename "$NVME")"
+
+# ---- replacing the HDD -----------------------------------------------------------
+# docs/operating.md "Replacing a failed HDD": the OSD stopped and marked
+# destroyed (its id and key kept for the new disk), both of its devices
+# wiped (the journal holds the lost disk's window, useless without it),
+# then prepare with --osd-id: the same id, a new fsid, an empty store.
+# The pool here has one copy, so it goes first (with replicas, recovery
+# refills the new OSD; a size-1 PG on a new disk would stay incomplete).
+log "replacing the HDD of osd.$OSD_ID: stop, osd destroy, wipe, raw prepare --osd-id $OSD_ID, activate"
+$CEPH osd pool rm cv cv --yes-i-really-really-mean-it >/dev/null 2>&1 ||
+  { $CEPH config set mon mon_allow_pool_delete true >/dev/null &&
+    $CEPH osd pool rm cv cv --yes-i-really-really-mean-it >/dev/null; } ||
+  die "cannot remove pool cv"
+kill "$OSD_PID"
+while kill -0 "$OSD_PID" 2>/dev/null; do sleep 0.5; done
+OSD_PID=""
+$CEPH osd destroy "$OSD_ID" --yes-i-really-mean-it >/dev/null
+$CEPH osd dump -f json | /usr/bin/python3 -c '
+import json, sys
+o = [o for o in json.load(sys.stdin)["osds"] if o["osd"] == int(sys.argv[1])]
+sys.exit(0 if o and "destroyed" in o[0]["state"] else "osd.%s is not destroyed: %r" % (sys.argv[1], o))' "$OSD_ID"
+umount "$OSD_DIR"
+# a new disk in the old one's slot: here the same loop device, wiped
+wipefs -a -q "$HDD"
+dd if=/dev/zero of="$NVME" bs=1M count=1 oflag=direct status=none
+cv raw prepare --mimstore --osd-id "$OSD_ID" --data "$HDD" --journal "$NVME" >"$W/prepare2.out" 2>&1 ||
+  { tail -n 20 "$W/prepare2.out" >&2; die "raw prepare --osd-id $OSD_ID failed"; }
+[ "$($CEPH osd ls | xargs)" = "$OSD_ID" ] || die "osd ls after the replacement: $($CEPH osd ls | xargs)"
+NEW_UUID=$(cat "$OSD_DIR/fsid")
+[ "$NEW_UUID" != "$OSD_UUID" ] || die "the new store kept the old fsid"
+umount "$OSD_DIR"
+cv raw activate --device "$HDD" --no-systemd >"$W/activate2.out" 2>&1 ||
+  { tail -n 20 "$W/activate2.out" >&2; die "raw activate after the replacement failed"; }
+env LD_LIBRARY_PATH="$CEPH_BUILD_DIR/lib" CEPH_CONF="$CV_CONF" "$BIN/ceph-osd" -f \
+  --cluster "$CLUSTER" -i "$OSD_ID" --setuser ceph --setgroup ceph \
+  >>"$W/log/osd.out" 2>&1 &
+OSD_PID=$!
+dev_wait_up 1 120 || { tail -n 20 "$W/log/osd.out" >&2; die "the replaced osd.$OSD_ID did not come up"; }
+$CEPH osd dump -f json | /usr/bin/python3 -c '
+import json, sys
+o = [o for o in json.load(sys.stdin)["osds"] if o["osd"] == int(sys.argv[1])][0]
+bad = [s for s in ("up", "exists") if s not in o["state"]] + [s for s in o["state"] if s == "destroyed"]
+sys.exit("osd.%s state %r after the replacement" % (sys.argv[1], o["state"]) if bad else 0)' "$OSD_ID"
+dev_pool_create cv2 8 1
+$RADOS -p cv2 put obj "$W/obj"
+$RADOS -p cv2 get obj "$W/obj.back2"
+cmp -s "$W/obj" "$W/obj.back2" || die "the object read back from the replaced OSD differs"
+log "  osd.$OSD_ID replaced: same id, new fsid $NEW_UUID, up, serving a new pool"
 
 # ---- ceph-volume's unit tests ---------------------------------------------------
 log "ceph-volume unit tests: raw prepare, list, activate; lvm prepare, create, activate, batch, list; the prepare helpers"

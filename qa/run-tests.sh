@@ -316,7 +316,7 @@ if [ -z "$ceph_tier_reason" ]; then
       "$REPO/qa/vstart-health.sh"
     run_step "ceph-objectstore-tool (vstart, a BlueStore and a mimstore OSD): a PG exported from BlueStore, imported into mimstore and back, reads back identical (data, xattrs, omap, a clone); list, info, fsck, fsck-deep; refusals; repair of each fsck error class" \
       "$REPO/qa/objectstore-tool.sh"
-    run_step "ceph-volume (patches 0014-0015, loop devices): raw prepare --mimstore, raw list, raw activate; the OSD up and serving; ceph-volume's raw and lvm unit tests (lvm --mimstore: unit tests only, no device-mapper here)" \
+    run_step "ceph-volume (patches 0014-0015, loop devices): raw prepare --mimstore, raw list, raw activate; the OSD up and serving; its HDD replaced (destroy, wipe, prepare --osd-id); ceph-volume's raw and lvm unit tests (lvm --mimstore: unit tests only, no device-mapper here)" \
       "$REPO/qa/ceph-volume.sh"
     run_step "copy_from then recovery keeps no stale omap (OSD patch 0007)" \
       "$REPO/qa/crash/copyfrom-omap.sh" mimstore
