@@ -246,7 +246,8 @@ L=ceph_volume/tests/devices/lvm
    /usr/bin/python3 -m pytest -q -p no:cacheprovider \
    ceph_volume/tests/devices/raw ceph_volume/tests/util/test_prepare.py \
    $L/test_mimstore.py $L/test_prepare.py $L/test_create.py $L/test_activate.py \
-   $L/test_common.py $L/test_trigger.py $L/test_batch.py $L/test_listing.py \
+   $L/test_common.py $L/test_trigger.py $L/test_batch.py $L/test_listing.py $L/test_zap.py \
+   ceph_volume/tests/util/test_device.py \
    --deselect $L/test_prepare.py::TestActivate::test_main_shows_full_help) >"$W/pytest.out" 2>&1 ||
   { tail -n 30 "$W/pytest.out" >&2; die "ceph-volume's unit tests failed"; }
 log "  $(tail -n 1 "$W/pytest.out")"
