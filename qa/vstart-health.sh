@@ -399,8 +399,8 @@ rbd -c "$CEPH_CONF" create --size 64M $POOL/img
 # object with the object's lock held, the apply thread blocks at the next
 # write to that object, and the writers then wait in the OSD (SLOW_OPS)
 # with journal room left. So the disk is slowed, not stopped: a blkio
-# throttle in the root cgroup (the OSD's and the kernel's writeback) on
-# the data device's loop device; the journal and the DB are not touched.
+# throttle on the data device's loop device (hdd_throttle: the kernel's
+# writeback and the OSD's own I/O); the journal and the DB are not touched.
 log "MIMSTORE_JOURNAL_FULL: random writes onto a data disk throttled to 20 writes and 1 MiB a second"
 fio_start journal-full
 hdd_throttle_where
