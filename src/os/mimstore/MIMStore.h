@@ -62,9 +62,9 @@
  *                  applied_sn; tombstones of merged-away collections;
  *                  written-back records; the tests' hook)
  *   (the HTMLL, Durability (parts_lock, sync_lock; its hooks run with
- *   neither held), the pacer, the journal (header_lock before the writer's
- *   lock) and the fd cache lock internally and call out to nothing while
- *   holding their locks)
+ *   neither held), the pacer, durable_clock (SnLatency), the journal
+ *   (header_lock before the writer's lock) and the fd cache lock
+ *   internally and call out to nothing while holding their locks)
  */
 #pragma once
 
