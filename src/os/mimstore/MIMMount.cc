@@ -62,10 +62,7 @@ int MIMStore::_open_io()
   io_base = mim::make_posix_io_env();
   // Why an I/O failed (e.g. O_DIRECT's EINVAL) belongs in the OSD's log,
   // not on its stderr, which a daemon has nowhere to read.
-  CephContext* log_cct = cct;
-  io_base->set_error_log([log_cct](const std::string& m) {
-    lderr(log_cct) << "mimstore: " << m << dendl;
-  });
+  io_base->set_error_log([this](const std::string& m) { derr << m << dendl; });
   io = io_base.get();
   if (!conf.debug_fault.empty()) {
     std::string err;
