@@ -402,9 +402,13 @@ rbd -c "$CEPH_CONF" create --size 64M $POOL/img
 # throttle on the data device's loop device (hdd_throttle: the kernel's
 # writeback and the OSD's own I/O); the journal and the DB are not touched.
 log "MIMSTORE_JOURNAL_FULL: random writes onto a data disk throttled to 20 writes and 1 MiB a second"
-fio_start journal-full
+# Throttled before the first write: unthrottled, 16 writers may fill this
+# 64 MiB journal on their own within seconds, and the test would not show
+# that a slow disk is what raises the warning.
+wait_check absent 120 MIMSTORE_JOURNAL_FULL
 hdd_throttle_where
 hdd_throttle 20 1048576
+fio_start journal-full
 wait_check present 120 MIMSTORE_JOURNAL_FULL
 log "  $(waits)"
 hdd_throttle 0 0
@@ -419,12 +423,12 @@ fio_start stalled
 FROZEN=$W/hdd
 fsfreeze -f "$FROZEN"
 wait_check present 120 MIMSTORE_WRITEBACK_STALLED
-log "  $(waits)"
-# thawed before fio goes: its writes wait on the frozen filesystem
+# thawed before fio goes: its writes wait on the frozen filesystem. (No
+# `ceph tell osd.0 perf dump` while frozen: seen to hang until the thaw.)
 fsfreeze -u "$FROZEN"
 FROZEN=""
 fio_stop
-log "thawed, writes stopped"
+log "thawed, writes stopped; $(waits)"
 wait_check absent 60 MIMSTORE_WRITEBACK_STALLED
 # the journal may have filled behind the frozen filesystem too
 wait_check absent 120 MIMSTORE_JOURNAL_FULL
