@@ -26,7 +26,7 @@ CASES=(
   "notombstone|ReplayGuards.cc|*MergeSourceNotRecreated*|s = s.replace('files->get_tombstone(cid, &g) == 0 && g >= ac.spos', 'false')"
   "noredo|MIMCollOps.cc|*RenameRedoesOmap*|s = s.replace('    if (dst == GuardVerdict::RESUME) {', '    if (false) {')"
   "nocloneenoent|MIMOps.cc|*CloneSourceRemovedLater*|s = s.replace('  if (r == -ENOENT && ac.replaying) {\n    // A clone source', '  if (false) {\n    // A clone source')"
-  "nopressurebytes|MIMMergeControl.cc|*SmallTxnsDoNotStallJournal*|s = s.replace('journal->used_since(active_gen_first_sn) < journal->size() / 4', 'st.bytes + st.frozen_bytes < journal->size() / 4')"
+  "nopressurebytes|MIMMergeControl.cc|*SmallTxnsDoNotStallJournal*|s = s.replace('    in.generation_journal_bytes = journal->used_since(active_gen_first_sn);', '    in.generation_journal_bytes = st.bytes + st.frozen_bytes;')"
   # 2026-11-29: the sn fence (mkjournal after a lost journal, a mount past
   # damage) and the replay guard of set_bits
   "nosnfence|MIMJournalTools.cc|*MkjournalAfterCrashStartsAboveAppliedSns*|s = s.replace('    start = std::max(start, sn_fence + 1);', '')"
@@ -36,8 +36,10 @@ CASES=(
   # sn (the start of the checkpoint's batch, where replay starts)
   "notombstonetrim|MIMFlush.cc|*MergeTombstoneKeptWhileItsBatchIsLive*|s = s.replace('colls.trim_tombstones(files.get(), journal->first_live_sn());', 'colls.trim_tombstones(files.get(), cp);')"
   # not a crash fix: an explicit flush request replaced, while a sweep
-  # ran, by a writer's wait for cache room (write_back_all never returned)
-  "noexplicitsticky|MIMMergeControl.cc|*ExplicitFlushIsNotLostToAWriterWaitingForRoom*|s = s.replace(' &&\n        refreeze != mim::FlushTrigger::EXPLICIT) {', ') {')"
+  # ran, by a writer's wait for cache room (write_back_all never returned;
+  # MIMStoreMergeStop.ExplicitFlushIsNotLostToAWriterWaitingForRoom in
+  # the Ceph tier); the rule is core/merge_rules' now, its table row catches it
+  "noexplicitsticky|core/merge_rules.cc|MergeRules.DecideFreeze|s = s.replace(' &&\n        in.refreeze != FlushTrigger::EXPLICIT) {', ') {')"
   # not a crash fix: flush_commit's waiters sent to the finisher, not
   # after on_commit on the collection's commit queue (a PG's IntervalFlush
   # could run before the last transaction's commit callback)

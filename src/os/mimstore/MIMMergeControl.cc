@@ -97,12 +97,14 @@ void MIMStore::_maybe_freeze(mim::FlushTrigger forced)
   }
   // The generation's journal bytes only where the rule reads them (they
   // take the journal writer's lock, and this runs after every apply).
-  if ((forced == mim::FlushTrigger::NONE &&
-       in.policy == mim::FlushTrigger::NONE && conf.merge_data_in_journal) ||
-      forced == mim::FlushTrigger::JOURNAL_PRESSURE) {
+  if (forced == mim::FlushTrigger::NONE &&
+      in.policy == mim::FlushTrigger::NONE && conf.merge_data_in_journal) {
+    in.generation_share_reached =
+      journal->used_since(active_gen_first_sn) >= generation_journal_bytes;
+  }
+  if (forced == mim::FlushTrigger::JOURNAL_PRESSURE) {
+    // in journal bytes, padding included, not payload bytes (merge_rules.cc)
     in.generation_journal_bytes = journal->used_since(active_gen_first_sn);
-    in.generation_share_reached = conf.merge_data_in_journal &&
-      in.generation_journal_bytes >= generation_journal_bytes;
   }
   in.journal_size = journal->size();
   in.flush_pending = flush_pending;
