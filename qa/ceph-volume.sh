@@ -47,10 +47,7 @@ W=$(mktemp -d /var/tmp/mimstore-cv.XXXXXX)
 LOOPS=()
 cleanup() {
   local rc=$? l
-  if [ -n "$OSD_PID" ]; then
-    kill "$OSD_PID" 2>/dev/null || true
-    while kill -0 "$OSD_PID" 2>/dev/null; do sleep 0.5; done
-  fi
+  osd_stop
   dev_cluster_stop "$rc"
   if [ -n "$OSD_DIR" ]; then
     if mountpoint -q "$OSD_DIR"; then umount "$OSD_DIR" || umount -l "$OSD_DIR" || true; fi
@@ -70,6 +67,27 @@ cleanup() {
   exit "$rc"
 }
 trap cleanup EXIT
+# The OSD started as ceph-osd@.service starts it, in the background, and
+# stopped (SIGTERM, waited for)
+osd_start() {
+  env LD_LIBRARY_PATH="$CEPH_BUILD_DIR/lib" CEPH_CONF="$CV_CONF" "$BIN/ceph-osd" -f \
+    --cluster "$CLUSTER" -i "$OSD_ID" --setuser ceph --setgroup ceph \
+    >>"$W/log/osd.out" 2>&1 &
+  OSD_PID=$!
+}
+osd_stop() {
+  [ -n "$OSD_PID" ] || return 0
+  kill "$OSD_PID" 2>/dev/null || true
+  while kill -0 "$OSD_PID" 2>/dev/null; do sleep 0.5; done
+  OSD_PID=""
+}
+# osd_state: osd.$OSD_ID's states in the osd map, space separated
+osd_state() {
+  $CEPH osd dump -f json | /usr/bin/python3 -c '
+import json, sys
+o = [o for o in json.load(sys.stdin)["osds"] if o["osd"] == int(sys.argv[1])]
+print(" ".join(o[0]["state"]) if o else "")' "$OSD_ID"
+}
 trap 'exit 130' INT TERM
 
 # sparse files: they hold only what is written
@@ -168,11 +186,7 @@ cv raw activate --device "$HDD" --no-systemd >"$W/activate.out" 2>&1 ||
   { tail -n 20 "$W/activate.out" >&2; die "raw activate failed"; }
 mountpoint -q "$OSD_DIR" || die "$OSD_DIR is not mounted after activate"
 [ "$(readlink -f "$OSD_DIR/journal")" = "$NVME" ] || die "journal link after activate: $(readlink "$OSD_DIR/journal")"
-# as ceph-osd@.service starts it
-env LD_LIBRARY_PATH="$CEPH_BUILD_DIR/lib" CEPH_CONF="$CV_CONF" "$BIN/ceph-osd" -f \
-  --cluster "$CLUSTER" -i "$OSD_ID" --setuser ceph --setgroup ceph \
-  >"$W/log/osd.out" 2>&1 &
-OSD_PID=$!
+osd_start
 dev_wait_up 1 120 || { tail -n 20 "$W/log/osd.out" >&2; die "osd.$OSD_ID did not come up"; }
 dev_pool_create cv 8 1
 echo "written through a ceph-volume OSD" >"$W/obj"
@@ -200,14 +214,10 @@ $CEPH osd pool rm cv cv --yes-i-really-really-mean-it >/dev/null 2>&1 ||
   { $CEPH config set mon mon_allow_pool_delete true >/dev/null &&
     $CEPH osd pool rm cv cv --yes-i-really-really-mean-it >/dev/null; } ||
   die "cannot remove pool cv"
-kill "$OSD_PID"
-while kill -0 "$OSD_PID" 2>/dev/null; do sleep 0.5; done
-OSD_PID=""
+osd_stop
 $CEPH osd destroy "$OSD_ID" --yes-i-really-mean-it >/dev/null
-$CEPH osd dump -f json | /usr/bin/python3 -c '
-import json, sys
-o = [o for o in json.load(sys.stdin)["osds"] if o["osd"] == int(sys.argv[1])]
-sys.exit(0 if o and "destroyed" in o[0]["state"] else "osd.%s is not destroyed: %r" % (sys.argv[1], o))' "$OSD_ID"
+state=" $(osd_state) "
+[[ $state == *" destroyed "* ]] || die "osd.$OSD_ID is not destroyed: '$state'"
 umount "$OSD_DIR"
 # a new disk in the old one's slot: here the same loop device, wiped
 wipefs -a -q "$HDD"
@@ -220,16 +230,11 @@ NEW_UUID=$(cat "$OSD_DIR/fsid")
 umount "$OSD_DIR"
 cv raw activate --device "$HDD" --no-systemd >"$W/activate2.out" 2>&1 ||
   { tail -n 20 "$W/activate2.out" >&2; die "raw activate after the replacement failed"; }
-env LD_LIBRARY_PATH="$CEPH_BUILD_DIR/lib" CEPH_CONF="$CV_CONF" "$BIN/ceph-osd" -f \
-  --cluster "$CLUSTER" -i "$OSD_ID" --setuser ceph --setgroup ceph \
-  >>"$W/log/osd.out" 2>&1 &
-OSD_PID=$!
+osd_start
 dev_wait_up 1 120 || { tail -n 20 "$W/log/osd.out" >&2; die "the replaced osd.$OSD_ID did not come up"; }
-$CEPH osd dump -f json | /usr/bin/python3 -c '
-import json, sys
-o = [o for o in json.load(sys.stdin)["osds"] if o["osd"] == int(sys.argv[1])][0]
-bad = [s for s in ("up", "exists") if s not in o["state"]] + [s for s in o["state"] if s == "destroyed"]
-sys.exit("osd.%s state %r after the replacement" % (sys.argv[1], o["state"]) if bad else 0)' "$OSD_ID"
+state=" $(osd_state) "
+[[ $state == *" exists "* && $state == *" up "* && $state != *" destroyed "* ]] ||
+  die "osd.$OSD_ID state '$state' after the replacement (wanted exists and up, not destroyed)"
 dev_pool_create cv2 8 1
 $RADOS -p cv2 put obj "$W/obj"
 $RADOS -p cv2 get obj "$W/obj.back2"
