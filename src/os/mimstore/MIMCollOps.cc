@@ -214,7 +214,7 @@ int MIMStore::_collection_move_rename(const ApplyContext& ac,
     if (dst == GuardVerdict::RESUME) {
       // This rename was under way and its old name is gone: a sync made
       // the unlink durable, but power went before RocksDB's clone of the
-      // omap and xattrs was. Redo that part (DBObjectMap skips what its
+      // omap and xattrs was. Redo that part (OmapStore skips what its
       // header says is done) and close the guard.
       ObjectFDRef f;
       int r = files->open_object(newcid, newoid, OpenMode::EXISTING, &f);

@@ -17,7 +17,8 @@
  *     that quarantined nothing: a stray file may be that object's under a
  *     name that is not its own (a hand copy), and its omap is kept until
  *     the operator has looked (the next repair removes it);
- *   - what DBObjectMap's own check repairs;
+ *   - what OmapStore's own check repairs (keys of no record, the nid
+ *     counter);
  *   - left: an object in two collections (which name is right is the
  *     cluster's to say) and an unreadable object (scrub finds it, recovery
  *     rewrites it from a peer).
@@ -203,17 +204,20 @@ void MIMStore::_fsck_omap(const std::set<ghobject_t>& with_files, bool repair,
       ++n->errors;
     }
   }
-  // With repair DBObjectMap mends what it can and counts only the rest;
-  // -1: it mended everything it found.
+  // With repair OmapStore mends what it can and counts only the rest.
   std::ostringstream ss;
   r = omap->check(ss, repair);
-  if (r != 0) {
-    derr << what << ": DBObjectMap check: " << ss.str() << dendl;
-  }
-  if (r == -1 && repair) {
-    ++n->repaired;
-  } else if (r > 0) {
-    n->errors += r;
+  if (r < 0) {
+    derr << what << ": cannot check the omap database: " << cpp_strerror(r)
+         << dendl;
+    ++n->errors;
+  } else if (!ss.str().empty()) {
+    derr << what << ": omap database: " << ss.str() << dendl;
+    if (r > 0) {
+      n->errors += r;
+    } else if (repair) {
+      ++n->repaired;
+    }
   }
 }
 

@@ -179,6 +179,7 @@ int MIMStore::_check_format()
   // Format 1 stores may hold object files from before birth marks;
   // replay must not take those for creates cut short.
   births_complete = format >= 2;
+  omap_legacy = format < 3;
   if (!births_complete) {
     dout(1) << "mimstore_format " << format << ": object files may lack "
             << "birth marks; replay keeps such files" << dendl;
@@ -237,11 +238,21 @@ int MIMStore::_open_db(bool create)
     db = nullptr;
     return -EIO;
   }
-  omap = std::make_unique<DBObjectMap>(cct, db);
+  if (!create && omap_legacy) {
+    r = _migrate_omap();  // closes db; it is opened again below
+    if (r < 0) {
+      return r;
+    }
+    return _open_db(false);
+  }
+  omap = std::make_unique<OmapStore>(cct, db);
   written_back = std::make_unique<WrittenBackRecords>(cct, db);
-  r = omap->init(create);
+  r = omap->init();
+  if (r == 0 && !create) {
+    r = _drop_legacy_omap();
+  }
   if (r < 0) {
-    derr << "DBObjectMap init failed: " << cpp_strerror(r) << dendl;
+    derr << "cannot start the omap layer: " << cpp_strerror(r) << dendl;
     _close_db();
     return r;
   }
@@ -263,12 +274,8 @@ void MIMStore::_close_db()
 {
   rocks_crash_env = nullptr;  // RocksDBStore deletes it with db
   written_back.reset();
-  // DBObjectMap owns the KeyValueDB (ObjectMap's scoped_ptr).
-  if (omap) {
-    omap.reset();
-  } else {
-    delete db;
-  }
+  omap.reset();
+  delete db;
   db = nullptr;
 }
 

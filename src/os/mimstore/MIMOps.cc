@@ -14,7 +14,7 @@
  *    extents out of the HTMLL and writes them to the file, so it sees (and
  *    orders after) every earlier write. Removed or overwritten objects drop
  *    them instead.
- *  - omap and xattrs go to DBObjectMap with the op's SequencerPosition, which
+ *  - omap and xattrs go to OmapStore with the op's SequencerPosition, which
  *    makes them idempotent on replay.
  */
 #include "MIMStore.h"
@@ -478,7 +478,7 @@ int MIMStore::_remove(const ApplyContext& ac,
   // already holds, still clears the omap at its position: the unlink (or
   // the new file's birth mark) can be durable while RocksDB lost the clear
   // with its unsynced writes, and the old object's keys would then come
-  // back. DBObjectMap skips the clear where a later guard stamped the
+  // back. OmapStore skips the clear where a later guard stamped the
   // header; the new object's own omap ops come after and are replayed.
   bool born_later = false;
   if (_guard_cmp(ac, cid, &oid, &born_later) != GuardVerdict::APPLY) {
@@ -569,15 +569,8 @@ int MIMStore::_rmattrs(const ApplyContext& ac,
   if (r < 0) {
     return r;
   }
-  std::set<string> names;
-  r = omap->get_all_xattrs(oid, &names);
-  if (r < 0 && r != -ENOENT) {
-    return r;
-  }
-  if (names.empty()) {
-    return 0;
-  }
-  return omap->remove_xattrs(oid, names, &ac.spos);
+  r = omap->remove_all_xattrs(oid, &ac.spos);
+  return r == -ENOENT ? 0 : r;
 }
 
 // ---------------------------------------------------------------------------

@@ -223,17 +223,9 @@ int MIMStore::getattrs(CollectionHandle& ch, const ghobject_t& oid,
   if (r < 0) {
     return r;
   }
-  std::set<string> names;
-  r = omap->get_all_xattrs(oid, &names);
-  if (r < 0 && r != -ENOENT) {
-    return r;
-  }
-  if (names.empty()) {
-    return 0;
-  }
   std::map<string, bufferlist> got;
-  r = omap->get_xattrs(oid, names, &got);
-  if (r < 0 && r != -ENOENT) {
+  r = omap->get_all_xattrs(oid, &got);
+  if (r < 0) {
     return r;
   }
   for (auto& [k, v] : got) {
@@ -308,6 +300,6 @@ ObjectMap::ObjectMapIterator MIMStore::get_omap_iterator(
   if (_check_object(ch, oid) < 0) {
     return ObjectMap::ObjectMapIterator();
   }
-  return omap->get_iterator(oid);
+  return omap->cursor(oid);
 }
 

@@ -23,7 +23,8 @@
  *
  * Mount replays the journal from the checkpoint through the same apply
  * code. Non-idempotent operations carry replay guards (see ObjectFiles.h);
- * omap/xattr operations are guarded by DBObjectMap's SequencerPosition.
+ * omap/xattr operations are guarded by the SequencerPosition stamped on
+ * their object's record (OmapStore.h).
  *
  * One apply thread applies every transaction in sn order: live application
  * and replay see exactly the same sequence, which keeps replay reasoning
@@ -89,11 +90,11 @@
 #include "common/admin_socket.h"
 #include "common/perf_counters.h"
 #include "include/uuid.h"
-#include "os/DBObjectMap.h"
 #include "os/ObjectStore.h"
 #include "os/SequencerPosition.h"
 
 #include "Collections.h"
+#include "OmapStore.h"
 #include "WrittenBack.h"
 #include "MIMConfig.h"
 #include "MIMPerf.h"
@@ -162,9 +163,11 @@ class MIMStore : public ObjectStore {
 
   /// The data directory's layout, in its mimstore_format file. 2: every
   /// object file carries a birth mark (replay removes one without as an
-  /// incomplete create). Stores of format 1 keep working as they did;
-  /// a newer format is refused at mount.
-  static constexpr uint64_t FORMAT = 2;
+  /// incomplete create). 3: omap and xattrs in mimstore's own layer
+  /// (OmapStore.h) instead of FileStore's DBObjectMap; a mount of format 1
+  /// or 2 converts the database first (OmapMigrate.cc). Stores of format 1
+  /// keep working as they did; a newer format is refused at mount.
+  static constexpr uint64_t FORMAT = 3;
 
   MIMStore(CephContext* cct, const std::string& path,
            const std::string& journal_path);
@@ -388,7 +391,7 @@ class MIMStore : public ObjectStore {
   void _fsck_collection(const coll_t& cid, const Collection& c, bool deep,
                         bool repair, std::set<ghobject_t>* with_files,
                         FsckCount* n) MIM_REQUIRES_SHARED(c.lock);
-  /// The omap DB: every object's omap has a file; DBObjectMap's own check.
+  /// The omap DB: every object's omap has a file; OmapStore's own check.
   void _fsck_omap(const std::set<ghobject_t>& with_files, bool repair,
                   FsckCount* n);
   /// Repair: move a stray file (its path) out of collection `cname` into
@@ -404,8 +407,15 @@ class MIMStore : public ObjectStore {
   /// out in the log.
   int _missing_journal_was_empty(const std::string& why);
   /// Refuses a mimstore_format newer than FORMAT (or not a number); sets
-  /// births_complete.
+  /// births_complete and omap_legacy.
   int _check_format();
+  /// Format 1 and 2: DBObjectMap's keys into OmapStore (stamps kept),
+  /// then mimstore_format 3, then the old keys go. Before replay, which
+  /// then runs on the new layer by the same rule. (OmapMigrate.cc)
+  int _migrate_omap();
+  /// DBObjectMap's keys left by a conversion stopped after mimstore_format
+  /// 3 was written.
+  int _drop_legacy_omap();
   int _check_fsid();
   /// The start of mkjournal and dump_journal: refuse a mounted store (they
   /// would replace its live journal), read the options and the fsid, open
@@ -709,6 +719,9 @@ class MIMStore : public ObjectStore {
   /// mimstore_format >= 2: every object file got a birth mark at its
   /// create, so one without is a create the power cut left incomplete.
   bool births_complete = false;
+  /// The store's omap is still DBObjectMap's (format 1 or 2), until
+  /// _migrate_omap.
+  bool omap_legacy = false;
 
   std::unique_ptr<mim::IoEnv> io_base;   ///< the real I/O
   std::unique_ptr<mim::IoEnv> io_fault;  ///< fault seam, when configured
@@ -717,11 +730,11 @@ class MIMStore : public ObjectStore {
   uint64_t fault_io_count = 0;           ///< io_fault's count at _close_io
   std::unique_ptr<mimstore::ObjectFiles> files;
   std::unique_ptr<mimstore::MIMJournal> journal;
-  KeyValueDB* db = nullptr;  ///< owned by omap once that exists
+  KeyValueDB* db = nullptr;  ///< the omap database; ours (_close_db)
   /// RocksDB's files under the crash model, when io_fault is configured;
   /// owned by db (RocksDBStore deletes its Env), cleared before db goes.
   std::atomic<mimstore::CrashRocksEnv*> rocks_crash_env{nullptr};
-  std::unique_ptr<DBObjectMap> omap;
+  std::unique_ptr<mimstore::OmapStore> omap;
   /// What sweeps wrote back before a stop, for replay to skip (over db;
   /// made with it at mount, gone before it).
   std::unique_ptr<mimstore::WrittenBackRecords> written_back;

@@ -6,7 +6,7 @@
  *   <osd data>/objects/<coll_t::to_str()>/<object file>   one file per object
  *
  * Object data is the file's data; xattrs and omap live in RocksDB
- * (DBObjectMap), not here. A collection's split bits and the replay guards
+ * (OmapStore), not here. A collection's split bits and the replay guards
  * of non-idempotent operations are xattrs on the directory or file.
  *
  * All I/O goes through the mim::IoEnv seam, so tests can inject faults.

@@ -194,11 +194,11 @@ void MIMStore::_set_replay_guard(const ApplyContext& ac,
 {
   // Earlier omap/xattr changes of the target must be durable before the
   // guard is, because replay skips them on the guard's word; stamping the
-  // omap header with this position makes DBObjectMap skip them too. An
+  // object's omap record with this position makes OmapStore skip them too. An
   // in-progress guard skips them as well, but must not stamp: the op under
   // way still has its own omap steps to redo at this position.
   int r = state == GuardState::IN_PROGRESS ? omap->sync()
-                                           : omap->sync(&oid, &ac.spos);
+                                           : omap->sync(oid, ac.spos);
   if (r == 0) {
     r = files->set_guard(f, ac.spos, state);
   }

@@ -25,7 +25,10 @@ set(mimstore_srcs
   mimstore/MIMStatus.cc
   mimstore/MIMStore.cc
   mimstore/ObjectFiles.cc
+  mimstore/ObjectKey.cc
   mimstore/ObjectName.cc
+  mimstore/OmapMigrate.cc
+  mimstore/OmapStore.cc
   mimstore/ReplayGuards.cc
   mimstore/Sequencer.cc
   mimstore/TxnCodec.cc

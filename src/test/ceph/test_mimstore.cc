@@ -49,6 +49,11 @@
 #include "include/stringify.h"
 
 #include "MIMStore.h"
+#include "OmapStore.h"
+#include "kv/KeyValueDB.h"
+#if __has_include("os/DBObjectMap.h")
+#include "os/DBObjectMap.h"
+#endif
 #include "core/batch_index.h"
 #include "mimstore_test_util.h"
 
@@ -970,6 +975,109 @@ TEST(MIMStoreJournal, RefusesNewerStoreFormat)
   ASSERT_EQ(0, s->mount());
   ASSERT_EQ(0, s->umount());
 }
+
+#if __has_include("os/DBObjectMap.h")
+// A store of format 2 keeps omap and xattrs in DBObjectMap; mount converts
+// them to OmapStore, stamps too, after dropping what an earlier conversion
+// that stopped had written, and deletes DBObjectMap's keys.
+TEST(MIMStoreFormat, ConvertsDBObjectMapOmap)
+{
+  Conf c = base_conf(true);
+  StoreDir d;
+  auto oa = obj("a", 1), ob = obj("b", 2), oc = obj("c", 3);
+  StoreState before;
+  std::string dbdir;
+  {
+    auto s = make_store(d);
+    ObjectStore::CollectionHandle ch;
+    ASSERT_NO_FATAL_FAILURE(start_with_collection(s.get(), CID, &ch));
+    Transaction t;
+    bufferlist data, v, h;
+    data.append("data");
+    v.append("value");
+    h.append("header");
+    std::map<std::string, bufferlist> kv{{"k1", v}, {"k2", v}};
+    for (auto& o : {oa, ob, oc}) {
+      t.write(CID, o, 0, data.length(), data);
+    }
+    t.omap_setkeys(CID, oa, kv);
+    t.omap_setheader(CID, oa, h);
+    t.setattr(CID, oa, "_", v);
+    t.setattr(CID, ob, "snapset", v);
+    ASSERT_EQ(0, apply(s.get(), ch, std::move(t)));
+    before = dump_state(s.get());
+    ASSERT_EQ(0, s->read_meta("mimstore_db_dir", &dbdir));
+    ASSERT_EQ(0, write_back_and_umount(s.get()));
+  }
+  const SequencerPosition stamp(100, 0, 0);
+  {
+    // What a format 2 store holds: the same objects in DBObjectMap, with
+    // a's header stamped by a guard; and a record of our layer for c, as a
+    // conversion stopped half way leaves.
+    KeyValueDB* kv = KeyValueDB::create(g_ceph_context, "rocksdb", dbdir);
+    ASSERT_TRUE(kv);
+    std::stringstream err;
+    ASSERT_EQ(0, kv->open(err)) << err.str();
+    mimstore::OmapStore fresh(g_ceph_context, kv);
+    ASSERT_EQ(0, fresh.init());
+    ASSERT_EQ(0, fresh.remove_all());
+    DBObjectMap old(g_ceph_context, kv);  // closes kv when it goes
+    ASSERT_EQ(0, old.init(false));
+    for (auto& [o, st] : before[CID]) {
+      std::map<std::string, bufferlist> keys, attrs;
+      for (auto& [k, val] : st.omap) {
+        keys[k].append(val);
+      }
+      for (auto& [k, val] : st.attrs) {
+        attrs[k].append(val);
+      }
+      if (!keys.empty()) {
+        ASSERT_EQ(0, old.set_keys(o, keys, nullptr));
+      }
+      if (!st.omap_header.empty()) {
+        bufferlist hb;
+        hb.append(st.omap_header);
+        ASSERT_EQ(0, old.set_header(o, hb, nullptr));
+      }
+      if (!attrs.empty()) {
+        ASSERT_EQ(0, old.set_xattrs(o, attrs, nullptr));
+      }
+    }
+    ASSERT_EQ(0, old.sync(&oa, &stamp));
+    bufferlist z;
+    z.append("stale");
+    ASSERT_EQ(0, fresh.set_keys(oc, {{"stale", z}}, nullptr));
+    ASSERT_EQ(0, fresh.sync());
+  }
+  auto s = make_store(d);
+  ASSERT_EQ(0, s->write_meta("mimstore_format", "2"));
+  ASSERT_EQ(0, s->mount());
+  EXPECT_EQ("", diff_state(before, dump_state(s.get())));
+  std::string v;
+  ASSERT_EQ(0, s->read_meta("mimstore_format", &v));
+  EXPECT_EQ(stringify(MIMStore::FORMAT), v);
+  ASSERT_EQ(0, s->umount());
+  {
+    std::unique_ptr<KeyValueDB> kv(
+      KeyValueDB::create(g_ceph_context, "rocksdb", dbdir));
+    std::stringstream err;
+    ASSERT_EQ(0, kv->open(err)) << err.str();
+    mimstore::OmapStore now(g_ceph_context, kv.get());
+    ASSERT_EQ(0, now.init());
+    SequencerPosition got;
+    ASSERT_EQ(0, now.get_stamp(oa, &got));
+    EXPECT_EQ(stamp, got);
+    auto it = kv->get_wholespace_iterator();
+    int legacy = 0;
+    for (it->seek_to_first(); it->valid(); it->next()) {
+      legacy += it->raw_key().first[0] == '_';
+    }
+    EXPECT_EQ(0, legacy) << "DBObjectMap keys left";
+    std::ostringstream ss;
+    EXPECT_EQ(0, now.check(ss, false)) << ss.str();
+  }
+}
+#endif
 
 TEST(MIMStoreJournal, RefusesJournalInUse)
 {

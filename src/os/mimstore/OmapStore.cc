@@ -1,0 +1,745 @@
+// -*- mode:C++; tab-width:8; c-basic-offset:2; indent-tabs-mode:t -*-
+// vim: ts=8 sw=2 smarttab
+#include "OmapStore.h"
+
+#include <optional>
+#include <ostream>
+
+#include "common/debug.h"
+#include "include/encoding.h"
+
+#include "ObjectKey.h"
+
+#define dout_context cct
+#define dout_subsys ceph_subsys_mimstore
+#undef dout_prefix
+#define dout_prefix *_dout << "mimstore omap "
+
+using std::string;
+using ceph::bufferlist;
+
+namespace mimstore {
+
+namespace {
+
+/// nids are taken in blocks: the counter is written once per block.
+constexpr uint64_t NID_BLOCK = 1024;
+const string NID_MAX_KEY = "nid_max";
+const string ALL_PREFIXES[] = {
+  OmapStore::RECORD_PREFIX, OmapStore::HEADER_PREFIX, OmapStore::OMAP_PREFIX,
+  OmapStore::XATTR_PREFIX, OmapStore::STATE_PREFIX};
+
+uint64_t be64_at(const string& s, size_t at)
+{
+  uint64_t v = 0;
+  for (size_t i = 0; i < 8; ++i) {
+    v = (v << 8) | static_cast<unsigned char>(s[at + i]);
+  }
+  return v;
+}
+
+bool starts_with(const string& s, const string& p)
+{
+  return s.compare(0, p.size(), p) == 0;
+}
+
+}  // namespace
+
+string nid_key(uint64_t nid)
+{
+  string k(8, '\0');
+  for (int i = 7; i >= 0; --i) {
+    k[i] = static_cast<char>(nid & 0xff);
+    nid >>= 8;
+  }
+  return k;
+}
+
+void OmapStore::Record::encode(bufferlist& bl) const
+{
+  ENCODE_START(1, 1, bl);
+  encode(nid, bl);
+  encode(stamp, bl);
+  encode(oid, bl);
+  ENCODE_FINISH(bl);
+}
+
+void OmapStore::Record::decode(bufferlist::const_iterator& p)
+{
+  DECODE_START(1, p);
+  decode(nid, p);
+  decode(stamp, p);
+  decode(oid, p);
+  DECODE_FINISH(p);
+}
+
+OmapStore::OmapStore(CephContext* cct, KeyValueDB* db)
+  : cct(cct), db(db)
+{
+}
+
+int OmapStore::init()
+{
+  bufferlist bl;
+  int r = db->get(STATE_PREFIX, NID_MAX_KEY, &bl);
+  if (r == -ENOENT) {
+    return 0;
+  }
+  if (r < 0) {
+    return r;
+  }
+  if (bl.length() != 8) {
+    derr << "the omap database's nid counter is " << bl.length()
+         << " bytes, not 8: damaged" << dendl;
+    return -EIO;
+  }
+  mim::MutexLock l(nid_lock);
+  nid_max = be64_at(bl.to_str(), 0);
+  nid_last = nid_max;
+  return 0;
+}
+
+size_t OmapStore::stripe(const ghobject_t& oid) const
+{
+  return (oid.hobj.get_hash() ^ std::hash<string>()(oid.hobj.oid.name)) %
+    STRIPES;
+}
+
+int OmapStore::decode_record(const bufferlist& bl, Record* rec) const
+{
+  try {
+    auto p = bl.cbegin();
+    rec->decode(p);
+  } catch (const ceph::buffer::error& e) {
+    derr << "an omap record does not decode: " << e.what() << dendl;
+    return -EIO;
+  }
+  return 0;
+}
+
+int OmapStore::read_record(const ghobject_t& oid, Record* rec)
+{
+  bufferlist bl;
+  int r = db->get(RECORD_PREFIX, object_key(oid), &bl);
+  return r < 0 ? r : decode_record(bl, rec);
+}
+
+int OmapStore::read_record(KeyValueDB::WholeSpaceIterator& it,
+                           const string& okey, Record* rec)
+{
+  int r = it->lower_bound(RECORD_PREFIX, okey);
+  if (r < 0) {
+    return r;
+  }
+  if (!it->valid() || !it->raw_key_is_prefixed(RECORD_PREFIX) ||
+      it->key() != okey) {
+    return it->status() < 0 ? it->status() : -ENOENT;
+  }
+  return decode_record(it->value(), rec);
+}
+
+bool OmapStore::covered(const Record& rec, const SequencerPosition* spos) const
+{
+  if (spos && *spos <= rec.stamp) {
+    ldout(cct, 10) << "skip the op at " << *spos << " on " << rec.oid
+                   << ": stamped " << rec.stamp << dendl;
+    return true;
+  }
+  return false;
+}
+
+void OmapStore::put_record(KeyValueDB::Transaction t, const Record& rec)
+{
+  bufferlist bl;
+  rec.encode(bl);
+  t->set(RECORD_PREFIX, object_key(rec.oid), bl);
+}
+
+int OmapStore::record_for_write(const ghobject_t& oid,
+                                KeyValueDB::Transaction t, Record* rec,
+                                bool* existed)
+{
+  int r = read_record(oid, rec);
+  if (r == 0) {
+    *existed = true;
+    return 0;
+  }
+  if (r != -ENOENT) {
+    return r;
+  }
+  *existed = false;
+  rec->oid = oid;
+  rec->stamp = SequencerPosition();
+  {
+    mim::MutexLock l(nid_lock);
+    rec->nid = ++nid_last;
+    if (nid_last >= nid_max) {
+      // In the batch that uses the nid: RocksDB keeps a prefix of its
+      // batches, so no durable record has a nid at or above nid_max.
+      nid_max = nid_last + NID_BLOCK;
+      bufferlist bl;
+      bl.append(nid_key(nid_max));
+      t->set(STATE_PREFIX, NID_MAX_KEY, bl);
+    }
+  }
+  put_record(t, *rec);
+  return 0;
+}
+
+void OmapStore::drop_nid(KeyValueDB::Transaction t, uint64_t nid,
+                         bool keys_header, bool xattrs)
+{
+  string from = nid_key(nid), to = nid_key(nid + 1);
+  if (keys_header) {
+    t->rm_range_keys(OMAP_PREFIX, from, to);
+    t->rmkey(HEADER_PREFIX, from);
+  }
+  if (xattrs) {
+    t->rm_range_keys(XATTR_PREFIX, from, to);
+  }
+}
+
+int OmapStore::write_op(const ghobject_t& oid, const SequencerPosition* spos,
+                        bool create,
+                        const std::function<void(KeyValueDB::Transaction,
+                                                 const Record&)>& fill)
+{
+  mim::MutexLock l(locks[stripe(oid)]);
+  KeyValueDB::Transaction t = db->get_transaction();
+  Record rec;
+  bool existed = true;
+  int r = create ? record_for_write(oid, t, &rec, &existed)
+                 : read_record(oid, &rec);
+  if (r < 0) {
+    return r;
+  }
+  if (existed && covered(rec, spos)) {
+    return 0;
+  }
+  fill(t, rec);
+  return db->submit_transaction(t);
+}
+
+int OmapStore::set_under(const char* prefix, const ghobject_t& oid,
+                         const std::map<string, bufferlist>& set,
+                         const SequencerPosition* spos)
+{
+  return write_op(oid, spos, true, [&](auto t, const Record& rec) {
+    string nk = nid_key(rec.nid);
+    for (auto& [k, v] : set) {
+      t->set(prefix, nk + k, v);
+    }
+  });
+}
+
+int OmapStore::rm_under(const char* prefix, const ghobject_t& oid,
+                        const std::set<string>& keys,
+                        const SequencerPosition* spos)
+{
+  return write_op(oid, spos, false, [&](auto t, const Record& rec) {
+    string nk = nid_key(rec.nid);
+    for (auto& k : keys) {
+      t->rmkey(prefix, nk + k);
+    }
+  });
+}
+
+int OmapStore::set_keys(const ghobject_t& oid,
+                        const std::map<string, bufferlist>& set,
+                        const SequencerPosition* spos)
+{
+  return set_under(OMAP_PREFIX, oid, set, spos);
+}
+
+int OmapStore::set_header(const ghobject_t& oid, const bufferlist& bl,
+                          const SequencerPosition* spos)
+{
+  return write_op(oid, spos, true, [&](auto t, const Record& rec) {
+    t->set(HEADER_PREFIX, nid_key(rec.nid), bl);
+  });
+}
+
+int OmapStore::rm_keys(const ghobject_t& oid, const std::set<string>& keys,
+                       const SequencerPosition* spos)
+{
+  return rm_under(OMAP_PREFIX, oid, keys, spos);
+}
+
+int OmapStore::rm_key_range(const ghobject_t& oid, const string& first,
+                            const string& last, const SequencerPosition* spos)
+{
+  if (!(first < last)) {
+    return 0;
+  }
+  return write_op(oid, spos, false, [&](auto t, const Record& rec) {
+    string nk = nid_key(rec.nid);
+    t->rm_range_keys(OMAP_PREFIX, nk + first, nk + last);
+  });
+}
+
+int OmapStore::clear_keys_header(const ghobject_t& oid,
+                                 const SequencerPosition* spos)
+{
+  return write_op(oid, spos, false, [&](auto t, const Record& rec) {
+    drop_nid(t, rec.nid, true, false);
+  });
+}
+
+int OmapStore::clear(const ghobject_t& oid, const SequencerPosition* spos)
+{
+  return write_op(oid, spos, false, [&](auto t, const Record& rec) {
+    drop_nid(t, rec.nid, true, true);
+    t->rmkey(RECORD_PREFIX, object_key(oid));
+  });
+}
+
+int OmapStore::set_xattrs(const ghobject_t& oid,
+                          const std::map<string, bufferlist>& set,
+                          const SequencerPosition* spos)
+{
+  return set_under(XATTR_PREFIX, oid, set, spos);
+}
+
+int OmapStore::remove_xattrs(const ghobject_t& oid,
+                             const std::set<string>& names,
+                             const SequencerPosition* spos)
+{
+  return rm_under(XATTR_PREFIX, oid, names, spos);
+}
+
+int OmapStore::remove_all_xattrs(const ghobject_t& oid,
+                                 const SequencerPosition* spos)
+{
+  return write_op(oid, spos, false, [&](auto t, const Record& rec) {
+    drop_nid(t, rec.nid, false, true);
+  });
+}
+
+int OmapStore::clone(const ghobject_t& from, const ghobject_t& to,
+                     const SequencerPosition* spos)
+{
+  if (from == to) {
+    return 0;
+  }
+  size_t a = std::min(stripe(from), stripe(to));
+  size_t b = std::max(stripe(from), stripe(to));
+  mim::MutexLock la(locks[a]);
+  std::optional<mim::MutexLock> lb;
+  if (a != b) {
+    lb.emplace(locks[b]);
+  }
+  KeyValueDB::Transaction t = db->get_transaction();
+  Record dest;
+  int r = read_record(to, &dest);
+  if (r == 0) {
+    if (covered(dest, spos)) {
+      return 0;
+    }
+    drop_nid(t, dest.nid, true, true);
+    t->rmkey(RECORD_PREFIX, object_key(to));
+  } else if (r != -ENOENT) {
+    return r;
+  }
+  // The source's keys from one snapshot (its writers wait on its stripe).
+  KeyValueDB::WholeSpaceIterator it = db->get_wholespace_iterator();
+  Record src;
+  r = read_record(it, object_key(from), &src);
+  if (r == -ENOENT) {
+    return db->submit_transaction(t);
+  }
+  if (r < 0) {
+    return r;
+  }
+  bool existed = false;
+  Record rec;
+  r = record_for_write(to, t, &rec, &existed);
+  if (r < 0) {
+    return r;
+  }
+  if (spos) {
+    rec.stamp = *spos;
+    put_record(t, rec);
+  }
+  string snk = nid_key(src.nid), dnk = nid_key(rec.nid);
+  for (const char* prefix : {OMAP_PREFIX, XATTR_PREFIX, HEADER_PREFIX}) {
+    for (it->lower_bound(prefix, snk);
+         it->valid() && it->raw_key_is_prefixed(prefix); it->next()) {
+      string k = it->key();
+      if (!starts_with(k, snk)) {
+        break;
+      }
+      t->set(prefix, dnk + k.substr(8), it->value());
+    }
+    if (it->status() < 0) {
+      return it->status();
+    }
+  }
+  return db->submit_transaction(t);
+}
+
+int OmapStore::sync()
+{
+  KeyValueDB::Transaction t = db->get_transaction();
+  return db->submit_transaction_sync(t);
+}
+
+int OmapStore::sync(const ghobject_t& oid, const SequencerPosition& spos)
+{
+  mim::MutexLock l(locks[stripe(oid)]);
+  KeyValueDB::Transaction t = db->get_transaction();
+  Record rec;
+  int r = read_record(oid, &rec);
+  if (r < 0 && r != -ENOENT) {
+    return r;
+  }
+  // Never back: a replayed guard of an older op (an earlier incarnation
+  // of the name) must not let ops after it apply again.
+  if (r == 0 && spos > rec.stamp) {
+    rec.stamp = spos;
+    put_record(t, rec);
+  }
+  return db->submit_transaction_sync(t);
+}
+
+// ---------------------------------------------------------------------------
+// reads
+
+int OmapStore::read_prefixed(KeyValueDB::WholeSpaceIterator& it,
+                             const string& prefix, const string& nk,
+                             std::map<string, bufferlist>* out)
+{
+  for (it->lower_bound(prefix, nk);
+       it->valid() && it->raw_key_is_prefixed(prefix); it->next()) {
+    string k = it->key();
+    if (!starts_with(k, nk)) {
+      break;
+    }
+    (*out)[k.substr(8)] = it->value();
+  }
+  return it->status() < 0 ? it->status() : 0;
+}
+
+int OmapStore::snapshot(const ghobject_t& oid,
+                        KeyValueDB::WholeSpaceIterator* it, string* nk)
+{
+  *it = db->get_wholespace_iterator();
+  Record rec;
+  int r = read_record(*it, object_key(oid), &rec);
+  if (r == 0) {
+    *nk = nid_key(rec.nid);
+  }
+  return r;
+}
+
+int OmapStore::read_named(KeyValueDB::WholeSpaceIterator& it,
+                          const string& prefix, const string& nk,
+                          const std::set<string>& names,
+                          std::map<string, bufferlist>* out)
+{
+  for (auto& k : names) {
+    int r = it->lower_bound(prefix, nk + k);
+    if (r < 0) {
+      return r;
+    }
+    if (it->valid() && it->raw_key_is_prefixed(prefix) &&
+        it->key() == nk + k) {
+      (*out)[k] = it->value();
+    }
+  }
+  return it->status() < 0 ? it->status() : 0;
+}
+
+int OmapStore::read_object(const ghobject_t& oid, const string& prefix,
+                           const std::set<string>* names,
+                           std::map<string, bufferlist>* out)
+{
+  KeyValueDB::WholeSpaceIterator it;
+  string nk;
+  int r = snapshot(oid, &it, &nk);
+  if (r < 0) {
+    return r == -ENOENT ? 0 : r;
+  }
+  return names ? read_named(it, prefix, nk, *names, out)
+               : read_prefixed(it, prefix, nk, out);
+}
+
+int OmapStore::get(const ghobject_t& oid, bufferlist* header,
+                   std::map<string, bufferlist>* out)
+{
+  KeyValueDB::WholeSpaceIterator it;
+  string nk;
+  int r = snapshot(oid, &it, &nk);
+  if (r < 0) {
+    return r == -ENOENT ? 0 : r;
+  }
+  if (header) {
+    std::map<string, bufferlist> h;
+    r = read_named(it, HEADER_PREFIX, nk, {string()}, &h);
+    if (r < 0) {
+      return r;
+    }
+    if (!h.empty()) {
+      header->claim_append(h.begin()->second);
+    }
+  }
+  return out ? read_prefixed(it, OMAP_PREFIX, nk, out) : 0;
+}
+
+int OmapStore::get_header(const ghobject_t& oid, bufferlist* header)
+{
+  return get(oid, header, nullptr);
+}
+
+int OmapStore::get_keys(const ghobject_t& oid, std::set<string>* keys)
+{
+  int r = iterate(oid, string(), false, [&](std::string_view k,
+                                            std::string_view) {
+    keys->emplace(k);
+    return Visit::NEXT;
+  });
+  return r < 0 ? r : 0;
+}
+
+int OmapStore::get_values(const ghobject_t& oid,
+                          const std::set<string>& keys,
+                          std::map<string, bufferlist>* out)
+{
+  return read_object(oid, OMAP_PREFIX, &keys, out);
+}
+
+int OmapStore::check_keys(const ghobject_t& oid,
+                          const std::set<string>& keys,
+                          std::set<string>* out)
+{
+  std::map<string, bufferlist> got;
+  int r = get_values(oid, keys, &got);
+  for (auto& [k, v] : got) {
+    out->insert(k);
+  }
+  return r;
+}
+
+int OmapStore::get_xattrs(const ghobject_t& oid,
+                          const std::set<string>& names,
+                          std::map<string, bufferlist>* out)
+{
+  return read_object(oid, XATTR_PREFIX, &names, out);
+}
+
+int OmapStore::get_all_xattrs(const ghobject_t& oid,
+                              std::map<string, bufferlist>* out)
+{
+  return read_object(oid, XATTR_PREFIX, nullptr, out);
+}
+
+int OmapStore::iterate(const ghobject_t& oid, const string& start, bool after,
+                       const std::function<Visit(std::string_view,
+                                                 std::string_view)>& fn)
+{
+  auto c = cursor(oid);
+  int r = after ? c->upper_bound(start) : c->lower_bound(start);
+  for (; r == 0 && c->valid(); r = c->next()) {
+    string k = c->key();
+    bufferlist v = c->value();
+    if (fn(k, std::string_view(v.c_str(), v.length())) == Visit::STOP) {
+      return 1;
+    }
+  }
+  return r < 0 ? r : c->status();
+}
+
+std::shared_ptr<OmapStore::Cursor> OmapStore::cursor(const ghobject_t& oid)
+{
+  KeyValueDB::WholeSpaceIterator it;
+  string nk;  // stays empty without a record (or on an error: status())
+  int r = snapshot(oid, &it, &nk);
+  auto c = std::make_shared<Cursor>(std::move(it), std::move(nk));
+  c->error = r == -ENOENT ? 0 : r;
+  return c;
+}
+
+OmapStore::Cursor::Cursor(KeyValueDB::WholeSpaceIterator it, string nid_key)
+  : it(std::move(it)), nid_key(std::move(nid_key))
+{
+}
+
+int OmapStore::Cursor::seek_to_first()
+{
+  return lower_bound(string());
+}
+
+int OmapStore::Cursor::lower_bound(const string& to)
+{
+  return nid_key.empty() ? 0 : it->lower_bound(OMAP_PREFIX, nid_key + to);
+}
+
+int OmapStore::Cursor::upper_bound(const string& after)
+{
+  return nid_key.empty() ? 0 : it->upper_bound(OMAP_PREFIX, nid_key + after);
+}
+
+bool OmapStore::Cursor::valid()
+{
+  return !nid_key.empty() && it->valid() &&
+    it->raw_key_is_prefixed(OMAP_PREFIX) && starts_with(it->key(), nid_key);
+}
+
+int OmapStore::Cursor::next()
+{
+  return it->next();
+}
+
+string OmapStore::Cursor::key()
+{
+  return it->key().substr(8);
+}
+
+bufferlist OmapStore::Cursor::value()
+{
+  return it->value();
+}
+
+int OmapStore::Cursor::status()
+{
+  return error < 0 ? error : nid_key.empty() ? 0 : it->status();
+}
+
+// ---------------------------------------------------------------------------
+// listing, checks, migration
+
+int OmapStore::get_stamp(const ghobject_t& oid, SequencerPosition* stamp)
+{
+  Record rec;
+  int r = read_record(oid, &rec);
+  if (r == 0) {
+    *stamp = rec.stamp;
+  }
+  return r;
+}
+
+void OmapStore::import(KeyValueDB::Transaction t, const ghobject_t& oid,
+                       const SequencerPosition& stamp,
+                       const bufferlist* header,
+                       const std::map<string, bufferlist>& keys,
+                       const std::map<string, bufferlist>& xattrs)
+{
+  Record rec;
+  bool existed = false;
+  // A fresh object: record_for_write only allocates (the read finds none).
+  int r = record_for_write(oid, t, &rec, &existed);
+  ceph_assert(r == 0 && !existed);
+  rec.stamp = stamp;
+  put_record(t, rec);
+  string nk = nid_key(rec.nid);
+  if (header) {
+    t->set(HEADER_PREFIX, nk, *header);
+  }
+  for (auto& [k, v] : keys) {
+    t->set(OMAP_PREFIX, nk + k, v);
+  }
+  for (auto& [k, v] : xattrs) {
+    t->set(XATTR_PREFIX, nk + k, v);
+  }
+}
+
+int OmapStore::list_objects(std::vector<ghobject_t>* out)
+{
+  KeyValueDB::Iterator it = db->get_iterator(RECORD_PREFIX);
+  for (it->seek_to_first(); it->valid(); it->next()) {
+    Record rec;
+    int r = decode_record(it->value(), &rec);
+    if (r < 0) {
+      return r;
+    }
+    out->push_back(rec.oid);
+  }
+  return it->status();
+}
+
+int OmapStore::check(std::ostream& out, bool repair)
+{
+  int errors = 0;
+  std::map<uint64_t, ghobject_t> nids;
+  {
+    KeyValueDB::Iterator it = db->get_iterator(RECORD_PREFIX);
+    for (it->seek_to_first(); it->valid(); it->next()) {
+      Record rec;
+      if (decode_record(it->value(), &rec) < 0) {
+        out << "a record does not decode; ";
+        ++errors;
+        continue;
+      }
+      if (object_key(rec.oid) != it->key()) {
+        out << "the record of " << rec.oid << " is under another key; ";
+        ++errors;
+      }
+      auto [p, fresh] = nids.emplace(rec.nid, rec.oid);
+      if (!fresh) {
+        out << rec.oid << " and " << p->second << " share nid " << rec.nid
+            << "; ";
+        ++errors;
+      }
+    }
+    if (it->status() < 0) {
+      return it->status();
+    }
+  }
+  KeyValueDB::Transaction t = db->get_transaction();
+  if (!nids.empty()) {
+    uint64_t top = nids.rbegin()->first;
+    mim::MutexLock l(nid_lock);
+    if (top >= nid_max) {
+      out << "nid " << top << " at or above the counter " << nid_max << "; ";
+      if (repair) {
+        nid_max = nid_last = top + NID_BLOCK;
+        bufferlist bl;
+        bl.append(nid_key(nid_max));
+        t->set(STATE_PREFIX, NID_MAX_KEY, bl);
+      } else {
+        ++errors;
+      }
+    }
+  }
+  for (const char* prefix : {OMAP_PREFIX, XATTR_PREFIX, HEADER_PREFIX}) {
+    KeyValueDB::Iterator it = db->get_iterator(prefix);
+    for (it->seek_to_first(); it->valid(); it->next()) {
+      string k = it->key();
+      uint64_t nid = k.size() >= 8 ? be64_at(k, 0) : 0;
+      if (k.size() >= 8 && nids.count(nid)) {
+        continue;
+      }
+      out << prefix << " key of nid " << nid << " without a record; ";
+      if (repair) {
+        t->rmkey(prefix, k);
+      } else {
+        ++errors;
+      }
+    }
+    if (it->status() < 0) {
+      return it->status();
+    }
+  }
+  if (repair) {
+    int r = db->submit_transaction_sync(t);
+    if (r < 0) {
+      return r;
+    }
+  }
+  return errors;
+}
+
+int OmapStore::remove_all()
+{
+  KeyValueDB::Transaction t = db->get_transaction();
+  for (auto& p : ALL_PREFIXES) {
+    t->rmkeys_by_prefix(p);
+  }
+  int r = db->submit_transaction_sync(t);
+  if (r == 0) {
+    mim::MutexLock l(nid_lock);
+    nid_last = nid_max = 0;
+  }
+  return r;
+}
+
+}  // namespace mimstore
