@@ -9,7 +9,7 @@
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
-PATCH_DIR=$MIMSTORE_REPO/cmake/patches
+PATCH_DIR=$CEPH_SERIES_DIR
 cd "$CEPH_SOURCE_DIR"
 
 apply_one() {
@@ -23,7 +23,7 @@ apply_one() {
     printf '%s\n' "$out" >&2
     local files
     files=$(printf '%s\n' "$out" | sed -n 's/^patching file //p' | tr '\n' ' ')
-    die "patch $name does not apply to $CEPH_SOURCE_DIR (files: $files); is this the Reef 18.2.7 tree the series was written for?"
+    die "patch $name does not apply to $CEPH_SOURCE_DIR (files: $files); is this the Ceph $CEPH_UPSTREAM_VERSION tree the $MIMSTORE_CEPH_RELEASE series was written for?"
   fi
   patch -p1 -s -f --no-backup-if-mismatch <"$p"
   log "patch $name: applied"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Configure (once) and build the Ceph Reef targets mimstore needs, with the
-# patch series and the mimstore overlay applied.
+# Configure (once) and build the Ceph targets mimstore needs, with the
+# patch series and the mimstore overlay applied: Reef, or Tentacle with
+# MIMSTORE_CEPH_RELEASE=tentacle (its own work directory, common.sh).
 #
 #   cmake/ceph-build.sh            fetch/verify source, patch, configure, build
 #   cmake/ceph-build.sh TARGET...  build only the named targets
@@ -30,7 +31,6 @@ CONFIGURE_FLAGS=(
   "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g0 -DNDEBUG"
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g0 -DNDEBUG"
   -DWITH_CCACHE=ON
-  -DWITH_SYSTEM_BOOST=ON
   -DWITH_SYSTEM_LIBURING=ON
   -DPython3_EXECUTABLE=$CEPH_PYTHON
   -DALLOCATOR=tcmalloc
@@ -38,12 +38,21 @@ CONFIGURE_FLAGS=(
   -DWITH_MGR=ON -DWITH_MGR_ROOK_CLIENT=OFF -DWITH_RADOSGW=OFF -DWITH_CEPHFS=OFF
   -DWITH_LIBCEPHSQLITE=OFF -DWITH_KRBD=OFF -DWITH_LTTNG=OFF
   -DWITH_BABELTRACE=OFF -DWITH_MANPAGE=OFF -DWITH_RDMA=OFF
-  -DWITH_OPENLDAP=OFF -DWITH_FUSE=OFF -DWITH_JAEGER=OFF -DWITH_SEASTAR=OFF
+  -DWITH_OPENLDAP=OFF -DWITH_FUSE=OFF -DWITH_JAEGER=OFF
   -DWITH_SPDK=OFF -DWITH_SYSTEMD=OFF -DWITH_GRAFANA=OFF
   -DWITH_MGR_DASHBOARD_FRONTEND=OFF -DWITH_CEPH_DEBUG_MUTEX=OFF
   -DWITH_EC_ISA_PLUGIN=OFF -DDISABLE_DENCODER=ON
   -DWITH_TESTS=ON -DWITH_RBD=ON -DWITH_BLUESTORE=ON -DWITH_XFS=ON
 )
+case $MIMSTORE_CEPH_RELEASE in
+  # Debian 12's Boost 1.81 is what Reef wants.
+  reef) CONFIGURE_FLAGS+=(-DWITH_SYSTEM_BOOST=ON -DWITH_SEASTAR=OFF) ;;
+  # Tentacle wants Boost >= 1.87: the copy in its tarball is built (once;
+  # ccache keeps it). Crimson's switch was renamed; the NVMe-oF gateway
+  # client needs gRPC, which the lean build leaves out.
+  tentacle) CONFIGURE_FLAGS+=(-DWITH_SYSTEM_BOOST=OFF -DWITH_CRIMSON=OFF
+                              -DWITH_NVMEOF_GATEWAY_MONITOR_CLIENT=OFF) ;;
+esac
 
 mkdir -p "$CEPH_BUILD_DIR" "$CCACHE_DIR"
 # fio's source and a fio binary for Ceph's objectstore engine (see the script).
@@ -58,6 +67,10 @@ fio_dir=$("$MIMSTORE_REPO/cmake/fio-build.sh")
 #     (which would add the MDS, Lua, and a define that rebuilds everything).
 LATE_FLAGS=("WITH_LIBCEPHFS:BOOL=ON"
             "MIMSTORE_FIO_DIR:UNINITIALIZED=$fio_dir")
+# Tentacle: Intel QAT compression (qatlib, QATzip) would build bundled
+# sources that need libtool; QAT hardware is not what mimstore is about.
+[ "$MIMSTORE_CEPH_RELEASE" = reef ] ||
+  LATE_FLAGS+=("WITH_QATLIB:BOOL=OFF" "WITH_QATZIP:BOOL=OFF")
 for f in "${LATE_FLAGS[@]}"; do CONFIGURE_FLAGS+=("-D${f%%:*}=${f#*=}"); done
 
 configure() {

@@ -7,12 +7,35 @@
 #   $MIMSTORE_WORKDIR/build   Ceph build directory; binaries in build/bin
 #   $MIMSTORE_WORKDIR/ccache  compiler cache
 
-MIMSTORE_WORKDIR=${MIMSTORE_WORKDIR:-/var/tmp/mimstore}
+#
+# MIMSTORE_CEPH_RELEASE picks the Ceph release (issue 67): reef (the
+# default, what the test command builds) or tentacle, each with its own
+# work directory, Debian source package and patch series.
 MIMSTORE_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-
-CEPH_DEB_VERSION=18.2.7+ds-1+deb13u1
-CEPH_UPSTREAM_VERSION=18.2.7
-CEPH_TREE_NAME=ceph-18.2.7+ds
+MIMSTORE_CEPH_RELEASE=${MIMSTORE_CEPH_RELEASE:-reef}
+case "$MIMSTORE_CEPH_RELEASE" in
+  reef)
+    _default_workdir=/var/tmp/mimstore
+    CEPH_DEB_VERSION=18.2.7+ds-1+deb13u1
+    CEPH_DEB_SUITE=trixie
+    CEPH_UPSTREAM_VERSION=18.2.7
+    CEPH_SERIES_DIR=$MIMSTORE_REPO/cmake/patches
+    ;;
+  tentacle)
+    _default_workdir=/var/tmp/mimstore-t
+    CEPH_DEB_VERSION=20.2.4+ds-2
+    CEPH_DEB_SUITE=sid
+    CEPH_UPSTREAM_VERSION=20.2.4
+    CEPH_SERIES_DIR=$MIMSTORE_REPO/cmake/patches-tentacle
+    ;;
+  *)
+    printf '[mimstore] ERROR: MIMSTORE_CEPH_RELEASE is "%s"; it must be reef or tentacle\n' \
+      "$MIMSTORE_CEPH_RELEASE" >&2
+    exit 1
+    ;;
+esac
+MIMSTORE_WORKDIR=${MIMSTORE_WORKDIR:-$_default_workdir}
+CEPH_TREE_NAME=ceph-${CEPH_DEB_VERSION%%-*}
 
 CEPH_SOURCE_DIR_FROM_USER=${CEPH_SOURCE_DIR:-}
 CEPH_SOURCE_DIR=${CEPH_SOURCE_DIR:-$MIMSTORE_WORKDIR/src/$CEPH_TREE_NAME}

@@ -12,8 +12,10 @@
 DEB_SRC_LIST=/etc/apt/sources.list.d/mimstore-src.sources
 
 # The suites whose deb-src entries mimstore needs: trixie for Ceph Reef,
-# bookworm for fio (the version Debian 12 installs). One file for both.
+# bookworm for fio (the version Debian 12 installs), sid for Tentacle (only
+# when it is built). One file for all.
 DEB_SRC_SUITES=(trixie bookworm)
+[ "${CEPH_DEB_SUITE:-trixie}" = trixie ] || DEB_SRC_SUITES+=("$CEPH_DEB_SUITE")
 
 _deb_src_known() {  # _deb_src_known PACKAGE VERSION
   # Not a pipe into grep -q: under pipefail, apt-cache dying of SIGPIPE
@@ -65,10 +67,12 @@ _deb_src_verify() {  # _deb_src_verify PACKAGE VERSION (in the download dir)
     if [ -f "$file" ]; then
       echo "$line" | sha256sum -c --quiet - || die "$PWD/$file does not match its checksum; delete it and run again"
       n=$((n + 1))
-    elif [[ $file != *.dsc ]]; then
+    elif [[ $file == *.orig.tar.* && $file != *.asc ]]; then
       die "$file was not downloaded"
     else
-      log "note: the mirror does not serve $file; tarballs checked against the signed Sources index"
+      # (the build uses only the orig tarball; the mirror may lag for the
+      # rest, as it does for sid's)
+      log "note: the mirror does not serve $file; the orig tarball is checked against the signed Sources index"
     fi
   done <<<"$sums"
   log "$1 $2: verified $n source files against the Sources index checksums"

@@ -248,3 +248,32 @@ class CountersDocumented(unittest.TestCase):
             rows = set(re.findall(r"^\| `(\w+)` \|", f.read(), re.M))
         self.assertEqual(set(), defined - rows, "counters without a row in docs/metrics.md")
         self.assertEqual(set(), rows - defined, "rows in docs/metrics.md for no counter")
+
+
+class BuildLists(unittest.TestCase):
+    """What the build reads lists exactly what is there: every store .cc in
+    sources.cmake, every patch of a series in its series file, once."""
+
+    REPO = os.path.join(HERE, "..")
+
+    def test_sources_cmake_lists_every_store_source(self):
+        with open(os.path.join(STORE, "sources.cmake")) as f:
+            listed = re.findall(r"^\s*mimstore/(\w+\.cc)\s*$", f.read(), re.M)
+        present = sorted(f for f in os.listdir(STORE) if f.endswith(".cc"))
+        self.assertEqual(len(listed), len(set(listed)), "listed twice")
+        self.assertEqual(present, sorted(listed))
+
+    def test_each_series_lists_its_patches_once(self):
+        for d in ("patches", "patches-tentacle"):
+            pdir = os.path.join(self.REPO, "cmake", d)
+            with open(os.path.join(pdir, "series")) as f:
+                listed = [l.strip() for l in f
+                          if l.strip() and not l.startswith("#")]
+            present = sorted(f for f in os.listdir(pdir) if f.endswith(".patch"))
+            self.assertEqual(len(listed), len(set(listed)), d)
+            self.assertEqual(present, sorted(listed), d)
+            for p in listed:
+                with open(os.path.join(pdir, p)) as f:
+                    text = f.read()
+                self.assertTrue(text.startswith("From: mimstore\nSubject: "), p)
+                self.assertIn("\n---\n", text, p)

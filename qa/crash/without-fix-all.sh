@@ -76,10 +76,12 @@ CASES=(
   "nomountedflush|MIMJournalTools.cc|*FlushJournalOnAMountedStoreLeavesItEmpty*|s = s.replace('  if (mounted) {\n    // A running OSD', '  if (false) {\n    // A running OSD')"
   "nojournalwindow|core/durability.cc|Durability.SyncRecordsAnSnBeyondTheDefaultWindow|s = s.replace('tracker.reset(first, CheckpointTracker::window_for_journal(max_live_sns));', 'tracker.reset(first);')"
   # 2026-12-07, mimstore's own omap layer (format 3): a guard's stamp never
-  # moves back (patch 0011's rule, now in OmapStore::sync), and a
+  # moves back (patch 0011's rule, now in OmapStore::sync), a new block of
+  # nids is durable before its first nid is used (its own batch), and a
   # conversion from DBObjectMap starts from nothing (an earlier one that
   # stopped left records)
   "noomapmonotone|OmapStore.cc|*ReplayedGuardKeepsNewerOmapPosition*:MIMStoreOmap.StampSkipsReplayedOpsAndNeverGoesBack|s = s.replace('  if (r == 0 && spos > rec.stamp) {', '  if (r == 0) {')"
+  "nonidbump|OmapStore.cc|MIMStoreOmap.NidCounterIsDurableBeforeItsNids|s = s.replace('      int r = db->submit_transaction(bump);', '      t->set(STATE_PREFIX, NID_MAX_KEY, bl);\n      int r = 0;')"
   "nomigrateclean|OmapMigrate.cc|MIMStoreFormat.ConvertsDBObjectMapOmap|s = s.replace('  r = fresh.remove_all();\n  if (r == 0) {\n    r = fresh.init();\n  }', '  r = fresh.init();')"
 )
 

@@ -128,8 +128,8 @@ int MIMStore::_omap_rmkeyrange(const ApplyContext& ac,
   dout(15) << __func__ << " " << cid << " " << oid << " [" << first << ", "
            << last << ")" << dendl;
   MIM_OMAP_PRELUDE();
-  // One range delete: reads nothing, so what replay does does not depend
-  // on keys a later op may have written.
+  // Deletes what is in the range when applied, as the read-then-delete it
+  // replaced did (replay the same: later ops are replayed after it).
   int r = omap->rm_key_range(oid, first, last, &ac.spos);
   return r == -ENOENT ? 0 : r;
 }

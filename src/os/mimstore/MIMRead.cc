@@ -219,6 +219,7 @@ int MIMStore::getattr(CollectionHandle& ch, const ghobject_t& oid,
 int MIMStore::getattrs(CollectionHandle& ch, const ghobject_t& oid,
                        std::map<string, bufferptr, std::less<>>& aset)
 {
+  aset.clear();  // exactly the object's (Tentacle's contract)
   int r = _check_object(ch, oid);
   if (r < 0) {
     return r;
@@ -294,12 +295,57 @@ int MIMStore::omap_check_keys(CollectionHandle& ch, const ghobject_t& oid,
   return r == -ENOENT ? 0 : r;
 }
 
+#if CEPH_RELEASE < 20
+namespace {
+
+/// Reef's omap iterator over an OmapStore cursor.
+class OmapIterator : public ObjectMap::ObjectMapIteratorImpl {
+ public:
+  explicit OmapIterator(std::unique_ptr<OmapStore::Cursor> c)
+    : c(std::move(c)) {}
+  int seek_to_first() override { return c->seek_to_first(); }
+  int upper_bound(const string& after) override
+  {
+    return c->upper_bound(after);
+  }
+  int lower_bound(const string& to) override { return c->lower_bound(to); }
+  bool valid() override { return c->valid(); }
+  int next() override { return c->next(); }
+  string key() override { return c->key(); }
+  bufferlist value() override { return c->value(); }
+  int status() override { return c->status(); }
+
+ private:
+  std::unique_ptr<OmapStore::Cursor> c;
+};
+
+}  // namespace
+
 ObjectMap::ObjectMapIterator MIMStore::get_omap_iterator(
   CollectionHandle& ch, const ghobject_t& oid)
 {
   if (_check_object(ch, oid) < 0) {
     return ObjectMap::ObjectMapIterator();
   }
-  return omap->cursor(oid);
+  return std::make_shared<OmapIterator>(omap->cursor(oid));
 }
+#else
+int MIMStore::omap_iterate(
+  CollectionHandle& ch, const ghobject_t& oid, omap_iter_seek_t start_from,
+  std::function<omap_iter_ret_t(std::string_view, std::string_view)> visitor)
+{
+  int r = _check_object(ch, oid);
+  if (r < 0) {
+    return r;
+  }
+  // An object without omap gives 0: the OSD aborts on an error here.
+  return omap->iterate(
+    oid, start_from.seek_position,
+    start_from.seek_type == omap_iter_seek_t::UPPER_BOUND,
+    [&](std::string_view k, std::string_view v) {
+      return visitor(k, v) == omap_iter_ret_t::STOP ? OmapStore::Visit::STOP
+                                                    : OmapStore::Visit::NEXT;
+    });
+}
+#endif
 

@@ -89,6 +89,7 @@
 #include "common/Finisher.h"
 #include "common/admin_socket.h"
 #include "common/perf_counters.h"
+#include "CephRelease.h"
 #include "include/uuid.h"
 #include "os/ObjectStore.h"
 #include "os/SequencerPosition.h"
@@ -186,6 +187,13 @@ class MIMStore : public ObjectStore {
   /// next mount to index again (a stop costs a sync, not a write back);
   /// flush_journal() and write_back_all() before it write it back.
   int umount() override;
+#if CEPH_RELEASE >= 19
+  /// ceph-objectstore-tool's read-only ops (Squid on). Not read-only yet:
+  /// the mount replays the journal, which writes, as the tool's mount did
+  /// before Squid.
+  int mount_readonly() override { return mount(); }
+  int umount_readonly() override { return umount(); }
+#endif
   /// Write every cached byte back to its file and make everything applied
   /// durable (the admin socket's `mimstore flush`): an umount right after
   /// leaves the journal clean.
@@ -263,9 +271,17 @@ class MIMStore : public ObjectStore {
   int omap_check_keys(CollectionHandle& c, const ghobject_t& oid,
                       const std::set<std::string>& keys,
                       std::set<std::string>* out) override;
+#if CEPH_RELEASE < 20
   ObjectMap::ObjectMapIterator get_omap_iterator(CollectionHandle& c,
                                                  const ghobject_t& oid)
     override;
+#else
+  int omap_iterate(CollectionHandle& c, const ghobject_t& oid,
+                   omap_iter_seek_t start_from,
+                   std::function<omap_iter_ret_t(std::string_view,
+                                                 std::string_view)> visitor)
+    override;
+#endif
 
   // ---- writes ----
   int queue_transactions(CollectionHandle& ch, std::vector<Transaction>& tls,

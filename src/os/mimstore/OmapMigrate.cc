@@ -66,6 +66,112 @@ int64_t drop_legacy_keys(KeyValueDB* kv)
   return r < 0 ? r : n;
 }
 
+#ifdef MIMSTORE_HAVE_DBOBJECTMAP
+#undef dout_prefix
+#define dout_prefix *_dout << "mimstore omap conversion: "
+/// DBObjectMap's objects into an OmapStore, streamed: the objects straight
+/// from its object-to-header map (parent headers of old clones are not
+/// in it), each object's keys through its iterator, a batch submitted
+/// every 16 MiB; nothing grows with the number of objects or of an
+/// object's keys. Splitting an object over batches is safe: the format
+/// file written after run() is the commit point.
+class Conversion {
+ public:
+  Conversion(CephContext* cct, KeyValueDB* kv, DBObjectMap* old,
+             OmapStore* fresh)
+    : cct(cct), kv(kv), old(old), fresh(fresh), t(kv->get_transaction()) {}
+
+  /// Every object converted and synced: 0, or an error (logged).
+  int run()
+  {
+    KeyValueDB::Iterator objs = kv->get_iterator(DBObjectMap::HOBJECT_TO_SEQ);
+    int r = 0;
+    for (objs->seek_to_first(); r == 0 && objs->valid(); objs->next()) {
+      DBObjectMap::_Header h;
+      try {
+        bufferlist hb = objs->value();
+        auto p = hb.cbegin();
+        h.decode(p);
+      } catch (const ceph::buffer::error& e) {
+        lderr(cct) << "a DBObjectMap header does not decode: " << e.what()
+                   << dendl;
+        return -EIO;
+      }
+      r = object(h);
+      if (r < 0) {
+        lderr(cct) << "cannot convert the omap of " << h.oid << ": "
+                   << cpp_strerror(r) << dendl;
+      }
+    }
+    if (r == 0) {
+      r = objs->status();
+    }
+    return r < 0 ? r : kv->submit_transaction_sync(t);
+  }
+
+  uint64_t objects = 0, keys = 0;
+
+ private:
+  static constexpr size_t BATCH_BYTES = 16 << 20;
+  CephContext* cct;
+  KeyValueDB* kv;
+  DBObjectMap* old;
+  OmapStore* fresh;
+  KeyValueDB::Transaction t;
+  size_t in_batch = 0;
+
+  int object(const DBObjectMap::_Header& h)
+  {
+    bufferlist header;
+    std::set<string> names;
+    std::map<string, bufferlist> xattrs;
+    int r = old->get_header(h.oid, &header);
+    if (r == 0) {
+      r = old->get_all_xattrs(h.oid, &names);
+    }
+    if (r == 0 && !names.empty()) {
+      r = old->get_xattrs(h.oid, names, &xattrs);
+    }
+    uint64_t nid = 0;
+    if (r == 0) {
+      r = fresh->import(t, h.oid, h.spos,
+                        header.length() ? &header : nullptr, xattrs, &nid);
+    }
+    if (r < 0) {
+      return r;
+    }
+    in_batch += header.length() + 256;
+    keys += xattrs.size();
+    auto it = old->get_iterator(h.oid);
+    for (it->seek_to_first(); r == 0 && it->valid(); it->next()) {
+      bufferlist v = it->value();
+      in_batch += it->key().size() + v.length();
+      fresh->import_key(t, nid, it->key(), v);
+      ++keys;
+      r = flush_if_full();
+    }
+    if (r == 0) {
+      r = it->status();
+    }
+    ++objects;
+    return r < 0 ? r : flush_if_full();
+  }
+
+  int flush_if_full()
+  {
+    if (in_batch < BATCH_BYTES) {
+      return 0;
+    }
+    int r = kv->submit_transaction(t);
+    t = kv->get_transaction();
+    in_batch = 0;
+    return r;
+  }
+};
+#undef dout_prefix
+#define dout_prefix *_dout << "mimstore(" << path << ") "
+#endif
+
 }  // namespace
 
 int MIMStore::_drop_legacy_omap()
@@ -104,48 +210,18 @@ int MIMStore::_migrate_omap()
   if (r == 0) {
     r = fresh.init();
   }
-  std::vector<DBObjectMap::_Header> headers;
-  if (r == 0) {
-    r = old->list_object_headers(&headers);
-  }
   if (r < 0) {
     derr << "cannot start the omap conversion: " << cpp_strerror(r) << dendl;
     return done(r);
   }
-  KeyValueDB::Transaction t = kv->get_transaction();
-  size_t in_batch = 0, keys_total = 0;
-  for (auto& h : headers) {
-    bufferlist header;
-    std::map<string, bufferlist> keys, xattrs;
-    std::set<string> names;
-    r = old->get(h.oid, &header, &keys);
-    if (r == 0) {
-      r = old->get_all_xattrs(h.oid, &names);
-    }
-    if (r == 0 && !names.empty()) {
-      r = old->get_xattrs(h.oid, names, &xattrs);
-    }
-    if (r < 0) {
-      derr << "cannot read the omap of " << h.oid << " to convert it: "
-           << cpp_strerror(r) << dendl;
-      return done(r);
-    }
-    fresh.import(t, h.oid, h.spos, header.length() ? &header : nullptr, keys,
-                 xattrs);
-    keys_total += keys.size() + xattrs.size();
-    if (++in_batch == 256) {
-      r = kv->submit_transaction(t);
-      if (r < 0) {
-        return done(r);
-      }
-      t = kv->get_transaction();
-      in_batch = 0;
-    }
+  Conversion conv(cct, kv, old.get(), &fresh);
+  r = conv.run();
+  if (r < 0) {
+    derr << "the omap conversion stopped (it starts again at the next "
+         << "mount): " << cpp_strerror(r) << dendl;
+    return done(r);
   }
-  r = kv->submit_transaction_sync(t);
-  if (r == 0) {
-    r = write_meta("mimstore_format", stringify(FORMAT));
-  }
+  r = write_meta("mimstore_format", stringify(FORMAT));
   if (r < 0) {
     derr << "the omap conversion stopped (it starts again at the next "
          << "mount): " << cpp_strerror(r) << dendl;
@@ -157,9 +233,13 @@ int MIMStore::_migrate_omap()
     // (the next mount deletes them: _drop_legacy_omap)
     derr << "cannot delete DBObjectMap's keys: " << cpp_strerror(dropped)
          << dendl;
+  } else {
+    // Or every later mount's check for leftovers (and every read near
+    // them) seeks over their deletion marks until RocksDB compacts.
+    kv->compact();
   }
-  dout(0) << "converted the omap and xattrs of " << headers.size()
-          << " objects (" << keys_total << " keys) to format " << FORMAT
+  dout(0) << "converted the omap and xattrs of " << conv.objects
+          << " objects (" << conv.keys << " keys) to format " << FORMAT
           << dendl;
   return done(0);
 #else

@@ -172,15 +172,23 @@ int OmapStore::record_for_write(const ghobject_t& oid,
   rec->stamp = SequencerPosition();
   {
     mim::MutexLock l(nid_lock);
-    rec->nid = ++nid_last;
-    if (nid_last >= nid_max) {
-      // In the batch that uses the nid: RocksDB keeps a prefix of its
-      // batches, so no durable record has a nid at or above nid_max.
-      nid_max = nid_last + NID_BLOCK;
+    if (nid_last + 1 >= nid_max) {
+      // Its own batch, before any nid of the new block is handed out:
+      // RocksDB keeps a prefix of its batches, so whatever batch of a
+      // record survives a crash, the counter past its nid does too. (In
+      // the record's batch it would not: two writers' batches can reach
+      // the WAL in either order.)
+      KeyValueDB::Transaction bump = db->get_transaction();
       bufferlist bl;
-      bl.append(nid_key(nid_max));
-      t->set(STATE_PREFIX, NID_MAX_KEY, bl);
+      bl.append(nid_key(nid_last + 1 + NID_BLOCK));
+      bump->set(STATE_PREFIX, NID_MAX_KEY, bl);
+      int r = db->submit_transaction(bump);
+      if (r < 0) {
+        return r;
+      }
+      nid_max = nid_last + 1 + NID_BLOCK;
     }
+    rec->nid = ++nid_last;
   }
   put_record(t, *rec);
   return 0;
@@ -356,10 +364,10 @@ int OmapStore::clone(const ghobject_t& from, const ghobject_t& to,
   if (r < 0) {
     return r;
   }
-  if (spos) {
-    rec.stamp = *spos;
-    put_record(t, rec);
-  }
+  // Put even when it existed: the destination's record was deleted above
+  // in this batch, and its nid is reused for the copy.
+  rec.stamp = spos ? *spos : SequencerPosition();
+  put_record(t, rec);
   string snk = nid_key(src.nid), dnk = nid_key(rec.nid);
   for (const char* prefix : {OMAP_PREFIX, XATTR_PREFIX, HEADER_PREFIX}) {
     for (it->lower_bound(prefix, snk);
@@ -548,12 +556,12 @@ int OmapStore::iterate(const ghobject_t& oid, const string& start, bool after,
   return r < 0 ? r : c->status();
 }
 
-std::shared_ptr<OmapStore::Cursor> OmapStore::cursor(const ghobject_t& oid)
+std::unique_ptr<OmapStore::Cursor> OmapStore::cursor(const ghobject_t& oid)
 {
   KeyValueDB::WholeSpaceIterator it;
   string nk;  // stays empty without a record (or on an error: status())
   int r = snapshot(oid, &it, &nk);
-  auto c = std::make_shared<Cursor>(std::move(it), std::move(nk));
+  auto c = std::make_unique<Cursor>(std::move(it), std::move(nk));
   c->error = r == -ENOENT ? 0 : r;
   return c;
 }
@@ -617,29 +625,39 @@ int OmapStore::get_stamp(const ghobject_t& oid, SequencerPosition* stamp)
   return r;
 }
 
-void OmapStore::import(KeyValueDB::Transaction t, const ghobject_t& oid,
-                       const SequencerPosition& stamp,
-                       const bufferlist* header,
-                       const std::map<string, bufferlist>& keys,
-                       const std::map<string, bufferlist>& xattrs)
+int OmapStore::import(KeyValueDB::Transaction t, const ghobject_t& oid,
+                      const SequencerPosition& stamp,
+                      const bufferlist* header,
+                      const std::map<string, bufferlist>& xattrs,
+                      uint64_t* nid)
 {
   Record rec;
   bool existed = false;
-  // A fresh object: record_for_write only allocates (the read finds none).
   int r = record_for_write(oid, t, &rec, &existed);
-  ceph_assert(r == 0 && !existed);
+  if (r < 0) {
+    return r;
+  }
+  if (existed) {
+    derr << "import: " << oid << " has a record already" << dendl;
+    return -EEXIST;
+  }
   rec.stamp = stamp;
   put_record(t, rec);
   string nk = nid_key(rec.nid);
   if (header) {
     t->set(HEADER_PREFIX, nk, *header);
   }
-  for (auto& [k, v] : keys) {
-    t->set(OMAP_PREFIX, nk + k, v);
-  }
   for (auto& [k, v] : xattrs) {
     t->set(XATTR_PREFIX, nk + k, v);
   }
+  *nid = rec.nid;
+  return 0;
+}
+
+void OmapStore::import_key(KeyValueDB::Transaction t, uint64_t nid,
+                           const string& key, const bufferlist& value)
+{
+  t->set(OMAP_PREFIX, nid_key(nid) + key, value);
 }
 
 int OmapStore::list_objects(std::vector<ghobject_t>* out)

@@ -9,7 +9,7 @@
  *   MIM_H / be64(nid)                      -> the omap header
  *   MIM_M / be64(nid) + omap key           -> value
  *   MIM_X / be64(nid) + xattr name         -> value
- *   MIM_S / "nid_max"                      -> be64: nids below are taken
+ *   MIM_S / "nid_max"                      -> be64: every nid in use is below
  * An object has a record once any of its omap or xattrs is set; a clear
  * of both (the object's remove) deletes the record and every key of its
  * nid, in one batch. The nid makes a clear or a clone one range of keys
@@ -33,7 +33,10 @@
  *
  * Locks: `locks` serialise the writes of one object (a stripe per oid
  * hash; clone takes the two stripes in index order); `nid_lock` guards
- * nid_last and nid_max and is taken inside a stripe. No lock is held
+ * nid_last and nid_max and is taken inside a stripe. A new block of nids
+ * is recorded (MIM_S) in a batch of its own before its first nid is
+ * handed out, so the counter is durable before any record that uses it,
+ * whatever order concurrent writers' batches take. No lock is held
  * across a call out of this class but into RocksDB.
  */
 #pragma once
@@ -78,7 +81,8 @@ class OmapStore {
                  const SequencerPosition* spos);
   int rm_keys(const ghobject_t& oid, const std::set<std::string>& keys,
               const SequencerPosition* spos);
-  /// The keys in [first, last): one range delete, reads nothing.
+  /// The keys in [first, last), in one batch, by what is there when it is
+  /// built (RocksDBStore deletes key by key under a million keys).
   int rm_key_range(const ghobject_t& oid, const std::string& first,
                    const std::string& last, const SequencerPosition* spos);
   /// The omap keys and header; xattrs and the stamp stay.
@@ -126,33 +130,36 @@ class OmapStore {
                                         std::string_view)>& fn);
 
   /// A cursor over one object's omap keys, on one snapshot (what Reef's
-  /// ObjectStore::get_omap_iterator returns).
-  class Cursor : public KeyValueDB::SimplestIteratorImpl {
+  /// ObjectStore::get_omap_iterator wraps).
+  class Cursor {
    public:
     Cursor(KeyValueDB::WholeSpaceIterator it, std::string nid_key);
-    int seek_to_first() override;
-    int lower_bound(const std::string& to) override;
-    int upper_bound(const std::string& after) override;
-    bool valid() override;
-    int next() override;
-    std::string key() override;
-    ceph::bufferlist value() override;
-    int status() override;
+    int seek_to_first();
+    int lower_bound(const std::string& to);
+    int upper_bound(const std::string& after);
+    bool valid();
+    int next();
+    std::string key();
+    ceph::bufferlist value();
+    int status();
     int error = 0;  ///< reading the object's record failed
    private:
     KeyValueDB::WholeSpaceIterator it;
     std::string nid_key;  ///< be64(nid); empty: the object has no omap
   };
-  std::shared_ptr<Cursor> cursor(const ghobject_t& oid);
+  std::unique_ptr<Cursor> cursor(const ghobject_t& oid);
 
   /// The object's stamp; -ENOENT without a record.
   int get_stamp(const ghobject_t& oid, SequencerPosition* stamp);
-  /// Put a whole object in t (migration): its record with `stamp`, the
-  /// header (if any), keys and xattrs; the object had no record.
-  void import(KeyValueDB::Transaction t, const ghobject_t& oid,
-              const SequencerPosition& stamp, const ceph::bufferlist* header,
-              const std::map<std::string, ceph::bufferlist>& keys,
-              const std::map<std::string, ceph::bufferlist>& xattrs);
+  /// Migration: put an object that has no record in t, its record with
+  /// `stamp`, its header (if any) and xattrs; *nid for its keys, which
+  /// import_key puts (in any batch after this one).
+  int import(KeyValueDB::Transaction t, const ghobject_t& oid,
+             const SequencerPosition& stamp, const ceph::bufferlist* header,
+             const std::map<std::string, ceph::bufferlist>& xattrs,
+             uint64_t* nid);
+  void import_key(KeyValueDB::Transaction t, uint64_t nid,
+                  const std::string& key, const ceph::bufferlist& value);
 
   /// Every object with a record.
   int list_objects(std::vector<ghobject_t>* out);

@@ -8,6 +8,9 @@
 #include <cerrno>
 #include <functional>
 
+#include "CephRelease.h"
+#include "include/ceph_features.h"
+
 using ceph::bufferlist;
 using ceph::decode;
 using ceph::encode;
@@ -20,7 +23,13 @@ bufferlist encode_payload(const std::vector<Transaction>& tls)
   bufferlist bl;
   encode(uint32_t(tls.size()), bl);
   for (auto& t : tls) {
+#if CEPH_RELEASE >= 20
+    // Always v10: Tentacle's aligned transactions (a replica's, a
+    // recovery push's) cannot be written as v9; decode reads both.
+    t.encode(bl, bl, CEPH_FEATURES_ALL);
+#else
     encode(t, bl);
+#endif
   }
   return bl;
 }

@@ -235,6 +235,13 @@ TEST_F(MIMStoreOmap, CloneCopiesAllAndStampsTheDestination)
   ASSERT_EQ(0, om->set_keys(b, kv({{"k", "at9"}}), &p9));
   ASSERT_EQ(0, om->clone(a, b, &p10));
   EXPECT_EQ("v", keys(b)["k"]);
+  // Without a position (not replay) onto an existing destination: its
+  // record is made again, with the copy under it.
+  auto c = obj("c");
+  ASSERT_EQ(0, om->set_keys(c, kv({{"mine", "x"}}), nullptr));
+  ASSERT_EQ(0, om->clone(a, c, nullptr));
+  EXPECT_EQ((map<string, string>{{"k", "changed"}}), keys(c));
+  EXPECT_EQ((map<string, string>{{"_", "oi"}}), xattrs(c));
   // A clone from an object without omap leaves the destination without.
   ASSERT_EQ(0, om->clone(none, b, &p11));
   EXPECT_TRUE(keys(b).empty());
@@ -306,6 +313,30 @@ TEST_F(MIMStoreOmap, NidsSurviveAReopen)
   for (int i = 0; i < 10; ++i) {
     EXPECT_EQ(std::to_string(i), keys(obj("a" + std::to_string(i)))["k"]);
   }
+  check();
+}
+
+// Two writers' batches can reach RocksDB in either order, and a crash
+// keeps a prefix: a record whose batch survived must never see its nid
+// handed out again. The counter goes ahead of the nids in a batch of its
+// own (here: the first record's batch is lost, the second's kept).
+TEST_F(MIMStoreOmap, NidCounterIsDurableBeforeItsNids)
+{
+  std::map<string, bufferlist> none;
+  uint64_t na = 0, nb = 0;
+  KeyValueDB::Transaction ta = db->get_transaction();
+  KeyValueDB::Transaction tb = db->get_transaction();
+  ASSERT_EQ(0, om->import(ta, obj("a"), SequencerPosition(), nullptr, none,
+                          &na));
+  ASSERT_EQ(0, om->import(tb, obj("b"), SequencerPosition(), nullptr, none,
+                          &nb));
+  om->import_key(tb, nb, "k", bl("b's"));
+  ASSERT_EQ(0, db->submit_transaction_sync(tb));  // ta never lands
+  open(false);
+  for (string o : {"c", "d", "e"}) {
+    ASSERT_EQ(0, om->set_keys(obj(o), kv({{"k", o}}), nullptr));
+  }
+  EXPECT_EQ("b's", keys(obj("b"))["k"]);
   check();
 }
 
