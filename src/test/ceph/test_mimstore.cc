@@ -953,7 +953,8 @@ TEST(MIMStoreJournal, MkfsLeavesAnotherStoresDataDirectory)
 }
 
 // A data directory of a newer format is refused, not half understood; one
-// made before mimstore_format existed mounts as format 1.
+// made before mimstore_format existed mounts as format 1 (on Reef; on a
+// Ceph without DBObjectMap it is refused).
 TEST(MIMStoreJournal, RefusesNewerStoreFormat)
 {
   Conf c = base_conf(true);
@@ -972,8 +973,14 @@ TEST(MIMStoreJournal, RefusesNewerStoreFormat)
   }
   ASSERT_EQ(0, ::unlink((d.data + "/mimstore_format").c_str()));
   auto s = make_store(d);
-  ASSERT_EQ(0, s->mount());
+#if __has_include("os/DBObjectMap.h")
+  ASSERT_EQ(0, s->mount());  // (its omap converted: ConvertsDBObjectMapOmap)
   ASSERT_EQ(0, s->umount());
+#else
+  // A format 1 store's omap is DBObjectMap's, which this Ceph has not:
+  // refused, with the way out in the log (OmapMigrate.cc).
+  EXPECT_EQ(-EOPNOTSUPP, s->mount());
+#endif
 }
 
 #if __has_include("os/DBObjectMap.h")
