@@ -6,14 +6,14 @@
 
 namespace mimstore {
 
-namespace {
-
-void put_be(uint64_t v, int bytes, std::string* out)
+void append_be(uint64_t v, int bytes, std::string* out)
 {
   for (int i = bytes - 1; i >= 0; --i) {
     out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
   }
 }
+
+namespace {
 
 void put_escaped(const std::string& in, std::string* out)
 {
@@ -40,8 +40,8 @@ std::string object_key(const ghobject_t& oid)
   std::string k;
   k.reserve(32 + h.nspace.size() + h.get_key().size() + h.oid.name.size());
   k.push_back(static_cast<char>(static_cast<int8_t>(oid.shard_id.id) + 0x80));
-  put_be(static_cast<uint64_t>(h.pool) + 0x8000000000000000ull, 8, &k);
-  put_be(h.get_bitwise_key_u32(), 4, &k);
+  append_be(static_cast<uint64_t>(h.pool) + 0x8000000000000000ull, 8, &k);
+  append_be(h.get_bitwise_key_u32(), 4, &k);
   put_escaped(h.nspace, &k);
   const std::string& key = h.get_key();
   if (key.empty()) {
@@ -59,8 +59,8 @@ std::string object_key(const ghobject_t& oid)
       put_escaped(h.oid.name, &k);
     }
   }
-  put_be(h.snap.val, 8, &k);
-  put_be(oid.generation, 8, &k);
+  append_be(h.snap.val, 8, &k);
+  append_be(oid.generation, 8, &k);
   return k;
 }
 

@@ -37,4 +37,7 @@ namespace mimstore {
 /// The key of `oid`; `oid` is not max (no object is stored at max).
 std::string object_key(const ghobject_t& oid);
 
+/// The low `bytes` bytes of v, big-endian (so they sort as v does).
+void append_be(uint64_t v, int bytes, std::string* out);
+
 }  // namespace mimstore

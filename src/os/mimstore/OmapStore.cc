@@ -47,11 +47,8 @@ bool starts_with(const string& s, const string& p)
 
 string nid_key(uint64_t nid)
 {
-  string k(8, '\0');
-  for (int i = 7; i >= 0; --i) {
-    k[i] = static_cast<char>(nid & 0xff);
-    nid >>= 8;
-  }
+  string k;
+  append_be(nid, 8, &k);
   return k;
 }
 
@@ -337,13 +334,14 @@ int OmapStore::clone(const ghobject_t& from, const ghobject_t& to,
     lb.emplace(locks[b]);
   }
   KeyValueDB::Transaction t = db->get_transaction();
-  Record dest;
-  int r = read_record(to, &dest);
-  if (r == 0) {
-    if (covered(dest, spos)) {
+  Record rec;
+  int r = read_record(to, &rec);
+  bool existed = r == 0;
+  if (existed) {
+    if (covered(rec, spos)) {
       return 0;
     }
-    drop_nid(t, dest.nid, true, true);
+    drop_nid(t, rec.nid, true, true);
     t->rmkey(RECORD_PREFIX, object_key(to));
   } else if (r != -ENOENT) {
     return r;
@@ -358,28 +356,25 @@ int OmapStore::clone(const ghobject_t& from, const ghobject_t& to,
   if (r < 0) {
     return r;
   }
-  bool existed = false;
-  Record rec;
-  r = record_for_write(to, t, &rec, &existed);
-  if (r < 0) {
-    return r;
+  if (!existed) {
+    r = record_for_write(to, t, &rec, &existed);  // a nid for the copy
+    if (r < 0) {
+      return r;
+    }
   }
-  // Put even when it existed: the destination's record was deleted above
-  // in this batch, and its nid is reused for the copy.
+  // Put even when it existed: its record was deleted above in this batch,
+  // and its nid is reused for the copy.
   rec.stamp = spos ? *spos : SequencerPosition();
   put_record(t, rec);
   string snk = nid_key(src.nid), dnk = nid_key(rec.nid);
   for (const char* prefix : {OMAP_PREFIX, XATTR_PREFIX, HEADER_PREFIX}) {
-    for (it->lower_bound(prefix, snk);
-         it->valid() && it->raw_key_is_prefixed(prefix); it->next()) {
-      string k = it->key();
-      if (!starts_with(k, snk)) {
-        break;
-      }
-      t->set(prefix, dnk + k.substr(8), it->value());
+    std::map<string, bufferlist> kv;
+    r = read_prefixed(it, prefix, snk, &kv);
+    if (r < 0) {
+      return r;
     }
-    if (it->status() < 0) {
-      return it->status();
+    for (auto& [k, v] : kv) {
+      t->set(prefix, dnk + k, v);
     }
   }
   return db->submit_transaction(t);
