@@ -55,6 +55,8 @@ CEPH_TARGETS=(
   fio_ceph_objectstore
   cython_rados cython_rbd cython_cephfs
 )
+# Debian 12's rbd (Pacific) talks to Reef's libraries but not to Tentacle's.
+[ "$MIMSTORE_CEPH_RELEASE" = reef ] || CEPH_TARGETS+=(rbd)
 
 log() { printf '[mimstore] %s\n' "$*" >&2; }
 die() { printf '[mimstore] ERROR: %s\n' "$*" >&2; exit 1; }

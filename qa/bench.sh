@@ -466,7 +466,9 @@ env = {
   **machine.identity(),   # kernel, cpus, cpu_model, mem_gib, machine_id
   "loadavg": os.getloadavg(),
   "ninja_processes_at_start": int("${build_busy:-0}" or 0),
-  "reef_build_finished": os.path.exists("$MIMSTORE_BUILD_OK"),
+  "ceph_build_finished": os.path.exists("$MIMSTORE_BUILD_OK"),
+  "ceph_release": "${MIMSTORE_CEPH_RELEASE:-}", "ceph_build_dir": "$MIMSTORE_BUILD_DIR",
+  "ceph_build_osd": sh("'$MIMSTORE_BUILD_DIR/bin/ceph-osd' --version"),
   "fio": sh("fio --version"), "pacific_ceph_osd": sh("ceph-osd --version"),
   "commit": sh("git -C '$QA_DIR/..' rev-parse --short HEAD"),
   "worktree_changes": sh("git -C '$QA_DIR/..' status --porcelain --untracked-files=no | wc -l"),

@@ -281,7 +281,8 @@ if [ -z "$ceph_tier_reason" ]; then
       local merge=$1 jdata=${2:-false} filter
       filter=$("$REPO/qa/objectstore-filter.sh" "$MODE" "$BIN/ceph_test_objectstore") || return 1
       (cd "$TESTDIR" && $PY "$REPO/qa/gtest_check.py" run --min 120 --param mimstore \
-         --allow-skip 'ObjectStore/StoreTestSpecificAUSize.ZeroBlockDetection*=BlueStore zero-block detection: GTEST_SKIP on every other store' -- \
+         --allow-skip 'ObjectStore/StoreTestSpecificAUSize.ZeroBlockDetection*=BlueStore zero-block detection: GTEST_SKIP on every other store' \
+         --allow-skip 'ObjectStore/StoreTest.BlueFS_truncate_remove_race/*=BlueFS (Tentacle): GTEST_SKIP on every other store' -- \
          "$BIN/ceph_test_objectstore" \
          --gtest_filter="$filter" --mimstore_merge="$merge" \
          --mimstore_merge_data_in_journal="$jdata" \

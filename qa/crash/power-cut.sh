@@ -65,7 +65,7 @@ done
 why=$(profile_check "$profile") || die "$why"
 case $(profile_meta "$profile" store) in
   mimstore|bluestore) ;;
-  *) die "profile $profile: power cuts need a Reef store (mimstore or bluestore)" ;;
+  *) die "profile $profile: power cuts need a store of the Ceph build (mimstore or bluestore)" ;;
 esac
 if ((unsafe)) && [[ $(profile_meta "$profile" store) != mimstore ]]; then
   die "--unsafe takes the journal device's flushes away: a mimstore profile only"

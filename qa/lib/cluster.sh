@@ -17,6 +17,8 @@
 
 # shellcheck source=ports.sh
 source "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
+# shellcheck source=clients.sh
+source "$(dirname "${BASH_SOURCE[0]}")/clients.sh"
 
 VSTART_CONFIGS=${VSTART_CONFIGS:-$REPO_DIR/vstart-configs}
 CLUSTER_POOL=${CLUSTER_POOL:-rbd}
@@ -58,7 +60,7 @@ profile_check() {
       ;;
     vstart)
       [[ -e $MIMSTORE_BUILD_OK ]] ||
-        { echo "the Reef build is not finished ($MIMSTORE_BUILD_OK missing; build dir $MIMSTORE_BUILD_DIR)"; return 1; }
+        { echo "the Ceph build is not finished ($MIMSTORE_BUILD_OK missing; build dir $MIMSTORE_BUILD_DIR)"; return 1; }
       [[ -x $MIMSTORE_BUILD_DIR/bin/ceph-osd && -x $MIMSTORE_BUILD_DIR/bin/ceph-mon &&
          -x $MIMSTORE_BUILD_DIR/bin/ceph-mgr ]] ||
         { echo "no ceph-osd/ceph-mon/ceph-mgr in $MIMSTORE_BUILD_DIR/bin (cmake/ceph-build.sh)"; return 1; }
@@ -75,7 +77,7 @@ profile_check() {
       # an error (e.g. a see_also naming an option that does not exist).
       local out
       if ! out=$("$MIMSTORE_BUILD_DIR/bin/ceph-conf" -c /dev/null --show-config-value fsid 2>&1); then
-        echo "the Reef build's binaries abort at start-up: $(echo "$out" | head -n1)" \
+        echo "the Ceph build's binaries abort at start-up: $(echo "$out" | head -n1)" \
              "(rebuild needed: cmake/ceph-build.sh)"
         return 1
       fi
@@ -150,8 +152,9 @@ cluster_start() {
   mkdir -p "$CLUSTER_DIR"
   export CEPH_CONF=$CLUSTER_DIR/ceph.conf
   case $kind in
-    pacific) _pacific_start "$p" "$n" "$ps" ;;
-    vstart) _vstart_start "$p" "$n" "$ps" ;;
+    pacific) clients_for debian; _pacific_start "$p" "$n" "$ps" ;;
+    vstart) clients_for build "$MIMSTORE_BUILD_DIR" "$MIMSTORE_SRC_DIR"
+            _vstart_start "$p" "$n" "$ps" ;;
   esac
   _record_daemon_pids
   _pool_create "$ps" "$pg"

@@ -4,6 +4,12 @@
 
 QA_DIR=${QA_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 REPO_DIR=${REPO_DIR:-$(cd "$QA_DIR/.." && pwd)}
+# The Ceph release and its work directory, build and source (cmake/common.sh,
+# MIMSTORE_CEPH_RELEASE), unless a caller set the build directory itself.
+if [[ -z ${CEPH_BUILD_DIR:-} && -z ${MIMSTORE_BUILD_DIR:-} ]]; then
+  # shellcheck source=../../cmake/common.sh
+  source "$REPO_DIR/cmake/common.sh"
+fi
 # The harness's python: the venv qa/setup.sh makes (pinned numpy and
 # matplotlib from PyPI; Debian's python3-matplotlib is removed by the Ceph
 # build dependencies' Boost), else Debian's.
@@ -16,8 +22,7 @@ if [[ -z ${PY:-} ]]; then
   fi
 fi
 
-# Where the Reef build and source live (same defaults as cmake/common.sh,
-# whose CEPH_BUILD_DIR and CEPH_SOURCE_DIR win when it was sourced first).
+# Where the Ceph build and source live: cmake/common.sh's, or the caller's.
 MIMSTORE_BUILD_DIR=${MIMSTORE_BUILD_DIR:-${CEPH_BUILD_DIR:-${MIMSTORE_WORKDIR:-/var/tmp/mimstore}/build}}
 MIMSTORE_SRC_DIR=${MIMSTORE_SRC_DIR:-${CEPH_SOURCE_DIR:-${MIMSTORE_WORKDIR:-/var/tmp/mimstore}/src/ceph-18.2.7+ds}}
 MIMSTORE_BUILD_OK=${MIMSTORE_BUILD_OK:-$MIMSTORE_BUILD_DIR/.mimstore-build-ok}

@@ -12,10 +12,12 @@
 #   dev_pg_num POOL N   change pg_num (the manager splits or merges PGs)
 #                       and wait until it is done and every PG is active+clean
 #   dev_osd_kill N (SIGKILL) / dev_osd_stop N (SIGTERM) / dev_osd_start N / dev_osds_up
-#   $CEPH (the Reef ceph CLI), $DEV_DEST (the cluster's directory)
+#   $CEPH (the build's ceph CLI), $DEV_DEST (the cluster's directory)
 
 # shellcheck source=ports.sh
 source "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
+# shellcheck source=clients.sh
+source "$(dirname "${BASH_SOURCE[0]}")/clients.sh"
 
 BIN=$CEPH_BUILD_DIR/bin
 DEV_DEST=
@@ -25,8 +27,9 @@ dev_cluster_env() {
   export VSTART_DEST=$DEV_DEST
   export CEPH_CONF=$DEV_DEST/ceph.conf
   export PATH=/usr/bin:/bin:/usr/sbin:/sbin:$PATH  # Debian's python3 for bin/ceph
-  # The Reef tools need the build's libraries; the client tools from
-  # Debian (rbd, fio's rbd engine: Pacific librbd) must not see them.
+  # rbd and fio's rbd engine: Debian's on Reef, the build's on Tentacle
+  # (clients.sh); Debian's must not see the build's libraries.
+  clients_for build "$CEPH_BUILD_DIR" "$CEPH_SOURCE_DIR"
   local reef_env="env LD_LIBRARY_PATH=$CEPH_BUILD_DIR/lib PYTHONPATH=$CEPH_SOURCE_DIR/src/pybind:$CEPH_BUILD_DIR/lib/cython_modules/lib.3:$CEPH_SOURCE_DIR/src/python-common"
   CEPH="$reef_env $BIN/ceph -c $CEPH_CONF"
   RADOS="$reef_env $BIN/rados -c $CEPH_CONF"
