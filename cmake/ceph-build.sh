@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Configure (once) and build the Ceph targets mimstore needs, with the
-# patch series and the mimstore overlay applied: Reef, or Tentacle with
-# MIMSTORE_CEPH_RELEASE=tentacle (its own work directory, common.sh).
+# patch series and the mimstore overlay applied: Tentacle, or Reef with
+# MIMSTORE_CEPH_RELEASE=reef (its own work directory, common.sh).
 #
 #   cmake/ceph-build.sh            fetch/verify source, patch, configure, build
 #   cmake/ceph-build.sh TARGET...  build only the named targets

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fetch, verify and extract the Ceph source of MIMSTORE_CEPH_RELEASE (Reef
+# Fetch, verify and extract the Ceph source of MIMSTORE_CEPH_RELEASE (Tentacle
 # unless set), or validate a tree given by CEPH_SOURCE_DIR. Idempotent: an
 # already extracted, verified tree is kept.
 set -euo pipefail

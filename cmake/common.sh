@@ -8,11 +8,13 @@
 #   $MIMSTORE_WORKDIR/ccache  compiler cache
 
 #
-# MIMSTORE_CEPH_RELEASE picks the Ceph release (issue 67): reef (the
-# default, what the test command builds) or tentacle, each with its own
-# work directory, Debian source package and patch series.
+# MIMSTORE_CEPH_RELEASE picks the Ceph release (issue 67): tentacle (the
+# default: the maintained release, what the test command builds and tests)
+# or reef (the second target, and the only one that converts a store made
+# before format 3), each with its own work directory, Debian source package
+# and patch series.
 MIMSTORE_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-MIMSTORE_CEPH_RELEASE=${MIMSTORE_CEPH_RELEASE:-reef}
+MIMSTORE_CEPH_RELEASE=${MIMSTORE_CEPH_RELEASE:-tentacle}
 case "$MIMSTORE_CEPH_RELEASE" in
   reef)
     _default_workdir=/var/tmp/mimstore

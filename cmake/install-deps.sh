@@ -8,10 +8,11 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 what=${1:-ceph}
 case $what in
   core)
-    # clang: only for qa/lock-annotations.sh (its thread safety analysis)
+    # clang-19: only for qa/lock-annotations.sh (its thread safety analysis;
+    # Tentacle's headers need clang 16 or later, Debian 12's clang is 14)
     pkgs=(build-essential cmake ninja-build googletest libgtest-dev
           libgmock-dev libbenchmark-dev libaio-dev python3 python3-numpy
-          python3-yaml rsync fuse3 libfuse3-dev xfsprogs clang)
+          python3-yaml rsync fuse3 libfuse3-dev xfsprogs clang-19)
     ;;
   ceph)
     mapfile -t pkgs < <(grep -Ev '^[[:space:]]*(#|$)' "$HERE/debian-build-deps.txt")

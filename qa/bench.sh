@@ -454,7 +454,7 @@ trap on_signal INT TERM
 # --- environment record --------------------------------------------------------------------
 build_busy=$(pgrep -c -x ninja 2>/dev/null || true)
 "$PY" - "$results/env.json" "${argv[@]+"${argv[@]}"}" <<EOF
-import json, os, subprocess, sys, time
+import json, os, re, subprocess, sys, time
 sys.path.insert(0, "$QA_DIR")
 import machine
 def sh(c):
@@ -469,6 +469,11 @@ env = {
   "ceph_build_finished": os.path.exists("$MIMSTORE_BUILD_OK"),
   "ceph_release": "${MIMSTORE_CEPH_RELEASE:-}", "ceph_build_dir": "$MIMSTORE_BUILD_DIR",
   "ceph_build_osd": sh("'$MIMSTORE_BUILD_DIR/bin/ceph-osd' --version"),
+  # The build's defaults for HDD OSDs and BlueStore's write path (what a
+  # release changed there shows in a diff of two runs' env.json).
+  "ceph_build_hdd_defaults": dict(l.split(" = ", 1) for l in sh(
+      "LD_LIBRARY_PATH='$MIMSTORE_BUILD_DIR/lib' '$MIMSTORE_BUILD_DIR/bin/ceph-conf' -c /dev/null -D").splitlines()
+      if " = " in l and re.match(r"(.*_hdd|.*rotational.*|bluestore_(min_alloc|prefer_deferred|deferred|allocator|elastic|write_v2|onode_segment).*|osd_mclock_profile|osd_op_queue|osd_memory_target) = ", l)),
   "fio": sh("fio --version"), "pacific_ceph_osd": sh("ceph-osd --version"),
   "commit": sh("git -C '$QA_DIR/..' rev-parse --short HEAD"),
   "worktree_changes": sh("git -C '$QA_DIR/..' status --porcelain --untracked-files=no | wc -l"),

@@ -45,10 +45,14 @@ OSD_DIR=""
 OSD_PID=""
 W=$(mktemp -d /var/tmp/mimstore-cv.XXXXXX)
 LOOPS=()
+UDEVD_PID=""
+UDEV_MADE=()
 cleanup() {
   local rc=$? l
   osd_stop
   dev_cluster_stop "$rc"
+  [ -z "$UDEVD_PID" ] || { kill "$UDEVD_PID" 2>/dev/null; wait_gone "$UDEVD_PID"; }
+  rm -rf "${UDEV_MADE[@]}"
   if [ -n "$OSD_DIR" ]; then
     if mountpoint -q "$OSD_DIR"; then umount "$OSD_DIR" || umount -l "$OSD_DIR" || true; fi
     rm -rf "$OSD_DIR"
@@ -67,6 +71,10 @@ cleanup() {
   exit "$rc"
 }
 trap cleanup EXIT
+wait_gone() {  # wait_gone PID: a process not ours to wait for
+  local i
+  for ((i = 0; i < 100; i++)); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
+}
 # The OSD started as ceph-osd@.service starts it, in the background, and
 # stopped (SIGTERM, waited for)
 osd_start() {
@@ -98,6 +106,35 @@ new_loop() {
 }
 new_loop hdd; HDD=$NEW_LOOP
 new_loop nvme; NVME=$NEW_LOOP
+
+# Squid's and later ceph-volume read the udev database entry of every
+# block device (/run/udev/data/b<major>:<minor>, disk.UdevData), which
+# systemd-udevd keeps on a host. Where none runs (a container), one is
+# started for this test and stopped at its end, and what it made that was
+# not there before (/run/udev, /dev/disk) is removed, so that no later test
+# sees it.
+udev_entry() { echo "/run/udev/data/b$((16#$(stat -c %t "$1"))):$((16#$(stat -c %T "$1")))"; }
+if grep -q "class UdevData" "$CV_SRC/ceph_volume/util/disk.py"; then
+  if ! pgrep -x systemd-udevd >/dev/null; then
+    for p in /run/udev /dev/disk; do [ -e "$p" ] || UDEV_MADE+=("$p"); done
+    /lib/systemd/systemd-udevd --daemon || die "systemd-udevd did not start"
+    UDEVD_PID=$(pgrep -xn systemd-udevd)
+    udevadm trigger --action=add --subsystem-match=block --settle ||
+      die "udevadm trigger of the block devices failed"
+    # A device the rules stored nothing for here (this VM's virtio disk)
+    # gets what udev knows of it, the kernel's properties, as a host has.
+    for d in /sys/block/*; do
+      e=/run/udev/data/b$(cat "$d/dev")
+      [ -e "$e" ] || udevadm info --query=property --path="$d" | sed 's/^/E:/' >"$e"
+    done
+  else
+    udevadm trigger --action=add --settle "$HDD" "$NVME" ||
+      die "udevadm trigger of $HDD $NVME failed"
+  fi
+  for l in "$HDD" "$NVME"; do
+    [ -e "$(udev_entry "$l")" ] || die "no udev entry for $l ($(udev_entry "$l"))"
+  done
+fi
 
 # A mon and a mgr; the OSD comes from ceph-volume
 DEV_MGR=1 dev_cluster_start 0 true "osd mclock skip benchmark = true"
@@ -242,14 +279,17 @@ cmp -s "$W/obj" "$W/obj.back2" || die "the object read back from the replaced OS
 log "  osd.$OSD_ID replaced: same id, new fsid $NEW_UUID, up, serving a new pool"
 
 # ---- ceph-volume's unit tests ---------------------------------------------------
-log "ceph-volume unit tests: raw prepare, list, activate; lvm prepare, create, activate, batch, list; the prepare helpers"
+log "ceph-volume unit tests: raw prepare, list, activate; lvm prepare, create, activate, batch, list; the prepare helpers; the objectstore classes (Squid and later)"
 # One upstream test is left out: it expects argparse's "optional
 # arguments" heading, which Python 3.10 renamed "options" (Debian 12 has
 # 3.11); it fails without any patch of ours.
 L=ceph_volume/tests/devices/lvm
+# Squid and later: the objectstore classes (raw and lvm, mimstore's too).
+OS_TESTS=()
+[ ! -d "$CV_SRC/ceph_volume/tests/objectstore" ] || OS_TESTS=(ceph_volume/tests/objectstore)
 (cd "$CV_SRC" && PYTHONPATH="$CV_SRC:$CEPH_SOURCE_DIR/src/python-common" \
    /usr/bin/python3 -m pytest -q -p no:cacheprovider \
-   ceph_volume/tests/devices/raw ceph_volume/tests/util/test_prepare.py \
+   ceph_volume/tests/devices/raw ceph_volume/tests/util/test_prepare.py "${OS_TESTS[@]}" \
    $L/test_mimstore.py $L/test_prepare.py $L/test_create.py $L/test_activate.py \
    $L/test_common.py $L/test_trigger.py $L/test_batch.py $L/test_listing.py $L/test_zap.py \
    ceph_volume/tests/util/test_device.py \

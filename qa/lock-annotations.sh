@@ -17,10 +17,17 @@
 #
 # The mistakes are checked so that a check which no longer bites (an
 # annotation macro emptied, a flag lost) fails here too. Needs clang
-# (cmake/install-deps.sh core).
+# clang 16 or later (cmake/install-deps.sh core installs Debian 12's
+# clang-19): Tentacle's headers use C++20's optional `typename`, which
+# clang 14, Debian 12's default, rejects.
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
-CXX=${MIMSTORE_CLANG:-clang++}
+if [[ -z ${MIMSTORE_CLANG:-} ]]; then
+  for MIMSTORE_CLANG in clang++-19 clang++-16 clang++; do
+    command -v "$MIMSTORE_CLANG" >/dev/null && break
+  done
+fi
+CXX=$MIMSTORE_CLANG
 command -v "$CXX" >/dev/null ||
   { echo "lock-annotations: $CXX not found (cmake/install-deps.sh core installs clang)" >&2; exit 1; }
 

@@ -237,6 +237,21 @@ ceph_tier_fingerprint() {
 }
 CEPH_TIER_FP=$(ceph_tier_fingerprint)
 
+# The second target's build (Reef), in its own work directory.
+REEF_WORKDIR=${MIMSTORE_REEF_WORKDIR:-/var/tmp/mimstore}
+reef_line=""
+reef_target() {
+  local b=$REEF_WORKDIR/build
+  env MIMSTORE_CEPH_RELEASE=reef MIMSTORE_WORKDIR="$REEF_WORKDIR" CEPH_BUILD_DIR= \
+      CEPH_SOURCE_DIR= CCACHE_DIR= "$REPO/cmake/ceph-build.sh" ceph-osd ceph_test_mimstore || return 1
+  $PY "$REPO/qa/gtest_check.py" run --min 3 -- \
+    "$b/bin/ceph_test_mimstore" \
+    --gtest_filter='MIMStoreFormat.*:MIMStoreJournal.RefusesNewerStoreFormat:MIMStoreOmap.*' \
+    --log-file="$TESTDIR/reef.log" || return 1
+  env MIMSTORE_CEPH_RELEASE=reef MIMSTORE_WORKDIR="$REEF_WORKDIR" CEPH_BUILD_DIR= \
+      CEPH_SOURCE_DIR= CCACHE_DIR= "$REPO/qa/crash/without-fix-all.sh" nomigrateclean
+}
+
 ceph_tier_reason=""
 if [ "$MODE" = quick ]; then
   ceph_tier_reason="--quick"
@@ -382,6 +397,19 @@ if [ -z "$ceph_tier_reason" ]; then
       run_step "ceph_test_rados, OSDs killed with -9 (short)" \
         "$REPO/qa/crash/rados-thrash.sh" --size 2 --merge true --ops 1500
     fi
+    # Reef, the second target (issue 67): the store built against it, and
+    # what only a Reef build can test, the conversion of a format 1/2 store
+    # out of DBObjectMap (gone in Tentacle), its without-fix case included.
+    # Runs when a Reef build exists; its line in the summary says which.
+    if [ "$MIMSTORE_CEPH_RELEASE" != reef ]; then
+      if [ -x "$REEF_WORKDIR/build/bin/ceph_test_mimstore" ]; then
+        run_step --limit 1800 "Reef 18.2.x, the second target: the store and its tests built against it; the DBObjectMap conversion tests and their without-fix case" \
+          reef_target
+        reef_line="reef target: ${RESULTS[${#RESULTS[@]}-1]##*: }"
+      else
+        reef_line="reef target: NOT RUN (no Reef build at $REEF_WORKDIR/build; MIMSTORE_CEPH_RELEASE=reef cmake/ceph-build.sh makes one)"
+      fi
+    fi
   fi
 fi
 
@@ -412,6 +440,7 @@ if [ -n "$ceph_tier_reason" ]; then
   fi
   exit "$CEPH_FREE_FAILED"
 fi
+[ -z "$reef_line" ] || echo "$reef_line"
 if [ "$FAILED" = 0 ]; then
   echo "ceph tier: PASSED"
   case $CEPH_TIER_FP in

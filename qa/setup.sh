@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # qa/setup.sh - make a Debian 12 machine ready for mimstore: the packages the
 # benchmark harness needs, the packages to build Ceph, and the patched lean
-# Ceph Reef build with mimstore (cmake/ceph-build.sh: 1.5 to 2.5 hours on 2
-# cores the first time, an incremental build after that).
+# Ceph build with mimstore: Tentacle 20.2.x, or Reef 18.2.x with
+# MIMSTORE_CEPH_RELEASE=reef (cmake/ceph-build.sh: hours on 2 cores the
+# first time, an incremental build after that; docs/build.md).
 #
 #   qa/setup.sh                  packages and the Ceph build
 #   qa/setup.sh --packages-only  packages only
@@ -13,7 +14,9 @@
 #   ceph-mon ceph-osd ceph-mgr  Pacific 16.2.15, the stock-FileStore
 #                       comparator (profile filestore-pacific), with a manager
 #                       as every profile has; monmaptool comes with ceph-mon
-#   ceph-common         rbd / rados / ceph-authtool CLIs (talk to Reef clusters too)
+#   ceph-common         rbd / rados / ceph-authtool CLIs (talk to Reef clusters
+#                       too; a Tentacle cluster is talked to with the build's
+#                       own, qa/lib/clients.sh)
 #   fio                 3.33, with the rbd ioengine
 #   xfsprogs util-linux mkfs.xfs, losetup, mount
 #   fuse3 libfuse3-dev  the HDD emulator (qa/diskemu), the harness's default HDD
@@ -34,6 +37,8 @@
 # the Ceph build.
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
+# The release, its work directory (the venv lives there) and build.
+source "$REPO/cmake/common.sh"
 build=1
 for a in "$@"; do
   case $a in
@@ -86,7 +91,7 @@ fi
 
 # The harness's python packages, in a venv of Debian's python3 (the ceph CLI
 # and the build keep using /usr/bin/python3 itself).
-VENV=${MIMSTORE_WORKDIR:-/var/tmp/mimstore}/venv
+VENV=$MIMSTORE_WORKDIR/venv
 if ! "$VENV/bin/python" -c 'import matplotlib, numpy' 2>/dev/null; then
   echo "setup.sh: making $VENV (numpy, matplotlib from PyPI)"
   /usr/bin/python3 -m venv "$VENV"
@@ -120,7 +125,6 @@ fio --enghelp 2>/dev/null | grep -qw rbd ||
 [[ -d /sys/fs/cgroup/blkio ]] ||
   echo "setup.sh: note: no cgroup-v1 blkio controller at /sys/fs/cgroup/blkio (only qa/bench.sh --hdd throttle needs it)" >&2
 if [[ $build == 1 ]]; then
-  source "$REPO/cmake/common.sh"
   for b in ceph-osd ceph-mon ceph-mgr ceph_test_objectstore ceph_test_mimstore ceph_test_rados; do
     [[ -x $CEPH_BUILD_DIR/bin/$b ]] || { echo "setup.sh: $CEPH_BUILD_DIR/bin/$b missing" >&2; fail=1; }
   done

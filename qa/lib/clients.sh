@@ -4,8 +4,11 @@
 #
 # Debian 12's client tools link Pacific's librados and librbd. They talk to
 # Debian's Pacific cluster (the FileStore comparator) and to one of the
-# Reef build, but cannot connect to one of the Tentacle build ("rbd:
-# couldn't connect to the cluster", 2026-12-07). A build that makes its own
+# Reef build, but not to a new cluster of the Tentacle build: Tentacle
+# makes CephX keys of a new type (aes256k; the keyring's keys start "Ag")
+# and its monitors allow only that cipher, so Pacific cannot even read the
+# keyring ("error parsing file ... Malformed input", then "couldn't connect
+# to the cluster"). A build that makes its own
 # rbd (CEPH_TARGETS adds it for every release after Reef) is talked to with
 # its own clients: wrapper scripts, first on PATH so that `timeout rbd ...`
 # and child processes find them too, run the build's ceph, rados and rbd,

@@ -5,15 +5,14 @@
 QA_DIR=${QA_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 REPO_DIR=${REPO_DIR:-$(cd "$QA_DIR/.." && pwd)}
 # The Ceph release and its work directory, build and source (cmake/common.sh,
-# MIMSTORE_CEPH_RELEASE), unless a caller set the build directory itself.
-if [[ -z ${CEPH_BUILD_DIR:-} && -z ${MIMSTORE_BUILD_DIR:-} ]]; then
-  # shellcheck source=../../cmake/common.sh
-  source "$REPO_DIR/cmake/common.sh"
-fi
+# MIMSTORE_CEPH_RELEASE; a caller's CEPH_BUILD_DIR, CEPH_SOURCE_DIR,
+# MIMSTORE_BUILD_DIR or MIMSTORE_SRC_DIR win).
+# shellcheck source=../../cmake/common.sh
+source "$REPO_DIR/cmake/common.sh"
 # The harness's python: the venv qa/setup.sh makes (pinned numpy and
 # matplotlib from PyPI; Debian's python3-matplotlib is removed by the Ceph
 # build dependencies' Boost), else Debian's.
-MIMSTORE_VENV=${MIMSTORE_VENV:-${MIMSTORE_WORKDIR:-/var/tmp/mimstore}/venv}
+MIMSTORE_VENV=${MIMSTORE_VENV:-$MIMSTORE_WORKDIR/venv}
 if [[ -z ${PY:-} ]]; then
   if [[ -x $MIMSTORE_VENV/bin/python ]]; then
     PY=$MIMSTORE_VENV/bin/python
@@ -23,8 +22,8 @@ if [[ -z ${PY:-} ]]; then
 fi
 
 # Where the Ceph build and source live: cmake/common.sh's, or the caller's.
-MIMSTORE_BUILD_DIR=${MIMSTORE_BUILD_DIR:-${CEPH_BUILD_DIR:-${MIMSTORE_WORKDIR:-/var/tmp/mimstore}/build}}
-MIMSTORE_SRC_DIR=${MIMSTORE_SRC_DIR:-${CEPH_SOURCE_DIR:-${MIMSTORE_WORKDIR:-/var/tmp/mimstore}/src/ceph-18.2.7+ds}}
+MIMSTORE_BUILD_DIR=${MIMSTORE_BUILD_DIR:-$CEPH_BUILD_DIR}
+MIMSTORE_SRC_DIR=${MIMSTORE_SRC_DIR:-$CEPH_SOURCE_DIR}
 MIMSTORE_BUILD_OK=${MIMSTORE_BUILD_OK:-$MIMSTORE_BUILD_DIR/.mimstore-build-ok}
 
 BENCH_WORKDIR=${BENCH_WORKDIR:-/var/tmp/mimstore-bench}
