@@ -82,6 +82,11 @@ if [ ! -f "$CEPH_BUILD_DIR/build.ninja" ]; then
   log "configuring Ceph in $CEPH_BUILD_DIR (a few minutes)"
   configure "${CONFIGURE_FLAGS[@]}" "$CEPH_SOURCE_DIR"
 else
+  # One work directory per release: a build directory of another tree (a
+  # MIMSTORE_WORKDIR shared by Reef and Tentacle) would build that tree.
+  home=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$CEPH_BUILD_DIR/CMakeCache.txt")
+  [ "$home" -ef "$CEPH_SOURCE_DIR" ] ||
+    die "$CEPH_BUILD_DIR builds $home, not $CEPH_SOURCE_DIR ($MIMSTORE_CEPH_RELEASE): give each release its own MIMSTORE_WORKDIR"
   late=()
   for f in "${LATE_FLAGS[@]}"; do
     grep -qx "$f" "$CEPH_BUILD_DIR/CMakeCache.txt" || late+=("-D${f%%:*}=${f#*=}")
@@ -111,9 +116,10 @@ touch "$CEPH_BUILD_DIR/.mimstore-build-ok"
 # from its own (git tree ids of src/ and the patch series: equal across
 # commits that change neither).
 git_in() { git -C "$MIMSTORE_REPO" "$@" 2>/dev/null || echo unknown; }
+series=${CEPH_SERIES_DIR#"$MIMSTORE_REPO"/}
 cat >"$CEPH_BUILD_DIR/mimstore-built-from.json" <<STAMP
-{"repo": "$MIMSTORE_REPO", "commit": "$(git_in rev-parse HEAD)",
- "src_tree": "$(git_in rev-parse HEAD:src)", "patches_tree": "$(git_in rev-parse HEAD:cmake/patches)",
- "worktree_changes": $(git_in status --porcelain --untracked-files=no -- src cmake/patches | wc -l),
+{"repo": "$MIMSTORE_REPO", "commit": "$(git_in rev-parse HEAD)", "series": "$series",
+ "src_tree": "$(git_in rev-parse HEAD:src)", "patches_tree": "$(git_in rev-parse "HEAD:$series")",
+ "worktree_changes": $(git_in status --porcelain --untracked-files=no -- src "$series" | wc -l),
  "built": "$(date '+%Y-%m-%d %H:%M:%S %z')"}
 STAMP

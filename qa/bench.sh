@@ -491,7 +491,7 @@ env = {
 }
 import buildstamp
 stamp = buildstamp.read("$MIMSTORE_BUILD_DIR")
-matches, why = buildstamp.compare(stamp, buildstamp.checkout("$QA_DIR/.."))
+matches, why = buildstamp.compare(stamp, buildstamp.checkout("$QA_DIR/..", buildstamp.series_of(stamp)))
 env["build_from"] = {"stamp": stamp, "matches_checkout": matches, "detail": why}
 import host_reclaim
 hr = host_reclaim.show()

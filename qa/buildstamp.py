@@ -38,15 +38,21 @@ def _git(repo, *args):
     return r.stdout.strip() if r.returncode == 0 else None
 
 
-def checkout(repo):
-    """The same fields for REPO as it is now."""
+def checkout(repo, series="cmake/patches"):
+    """The same fields for REPO as it is now; SERIES is the patch series
+    the build applied (the stamp's "series": Reef's or Tentacle's)."""
     changes = _git(repo, "status", "--porcelain", "--untracked-files=no",
-                   "--", "src", "cmake/patches")
+                   "--", "src", series)
     return {"commit": _git(repo, "rev-parse", "HEAD"),
             "src_tree": _git(repo, "rev-parse", "HEAD:src"),
-            "patches_tree": _git(repo, "rev-parse", "HEAD:cmake/patches"),
+            "patches_tree": _git(repo, "rev-parse", "HEAD:" + series),
             "worktree_changes": None if changes is None
             else len(changes.splitlines())}
+
+
+def series_of(stamp):
+    """The patch series a stamped build applied (Reef's before stamps named it)."""
+    return (stamp or {}).get("series", "cmake/patches")
 
 
 def compare(stamp, here):
@@ -63,7 +69,7 @@ def compare(stamp, here):
                        "the build has none" % here["worktree_changes"])
     for key in ("src_tree", "patches_tree"):
         if stamp.get(key) != here[key]:
-            what = "src/" if key == "src_tree" else "cmake/patches"
+            what = "src/" if key == "src_tree" else stamp.get("series", "cmake/patches")
             return False, ("built from %s, whose %s differs from this checkout's (%s)"
                            % (stamp.get("commit", "?")[:12], what, here["commit"][:12]))
     return True, "built from %s: the same store source" % stamp.get("commit", "?")[:12]
@@ -72,7 +78,8 @@ def compare(stamp, here):
 def main(argv):
     if len(argv) != 4 or argv[1] != "check":
         sys.exit(__doc__)
-    matches, why = compare(read(argv[2]), checkout(argv[3]))
+    stamp = read(argv[2])
+    matches, why = compare(stamp, checkout(argv[3], series_of(stamp)))
     print(why)
     return 1 if matches is False else 0
 

@@ -51,7 +51,7 @@ cleanup() {
   local rc=$? l
   osd_stop
   dev_cluster_stop "$rc"
-  [ -z "$UDEVD_PID" ] || { kill "$UDEVD_PID" 2>/dev/null; wait_gone "$UDEVD_PID"; }
+  [ -z "$UDEVD_PID" ] || { kill "$UDEVD_PID" 2>/dev/null || true; wait_gone "$UDEVD_PID"; }
   rm -rf "${UDEV_MADE[@]}"
   if [ -n "$OSD_DIR" ]; then
     if mountpoint -q "$OSD_DIR"; then umount "$OSD_DIR" || umount -l "$OSD_DIR" || true; fi
@@ -110,27 +110,26 @@ new_loop nvme; NVME=$NEW_LOOP
 # Squid's and later ceph-volume read the udev database entry of every
 # block device (/run/udev/data/b<major>:<minor>, disk.UdevData), which
 # systemd-udevd keeps on a host. Where none runs (a container), one is
-# started for this test and stopped at its end, and what it made that was
-# not there before (/run/udev, /dev/disk) is removed, so that no later test
-# sees it.
-udev_entry() { echo "/run/udev/data/b$((16#$(stat -c %t "$1"))):$((16#$(stat -c %T "$1")))"; }
+# started for this test and stopped at its end; only our two devices are
+# announced to it, and every other device without an entry gets what udev
+# knows of it, the kernel's properties, as a host has. What the test made
+# (/run/udev and /dev/disk when they were not there, else each entry it
+# wrote) is removed at the end, so that no later test sees it.
+udev_entry() { echo "/run/udev/data/b$(cat "/sys/class/block/${1#/dev/}/dev")"; }
 if grep -q "class UdevData" "$CV_SRC/ceph_volume/util/disk.py"; then
-  if ! pgrep -x systemd-udevd >/dev/null; then
-    for p in /run/udev /dev/disk; do [ -e "$p" ] || UDEV_MADE+=("$p"); done
+  for p in /run/udev /dev/disk; do [ -e "$p" ] || UDEV_MADE+=("$p"); done
+  if [ ! -e "$(udev_entry "$HDD")" ] && ! pgrep -x systemd-udevd >/dev/null; then
     /lib/systemd/systemd-udevd --daemon || die "systemd-udevd did not start"
     UDEVD_PID=$(pgrep -xn systemd-udevd)
-    udevadm trigger --action=add --subsystem-match=block --settle ||
-      die "udevadm trigger of the block devices failed"
-    # A device the rules stored nothing for here (this VM's virtio disk)
-    # gets what udev knows of it, the kernel's properties, as a host has.
-    for d in /sys/block/*; do
-      e=/run/udev/data/b$(cat "$d/dev")
-      [ -e "$e" ] || udevadm info --query=property --path="$d" | sed 's/^/E:/' >"$e"
-    done
-  else
-    udevadm trigger --action=add --settle "$HDD" "$NVME" ||
-      die "udevadm trigger of $HDD $NVME failed"
   fi
+  udevadm trigger --action=add --settle "$HDD" "$NVME" ||
+    die "udevadm trigger of $HDD $NVME failed"
+  for d in /sys/class/block/*; do
+    e=/run/udev/data/b$(cat "$d/dev")
+    [ -e "$e" ] && continue
+    udevadm info --query=property --path="$d" | sed 's/^/E:/' >"$e"
+    [ ${#UDEV_MADE[@]} -gt 0 ] && [ "${UDEV_MADE[0]}" = /run/udev ] || UDEV_MADE+=("$e")
+  done
   for l in "$HDD" "$NVME"; do
     [ -e "$(udev_entry "$l")" ] || die "no udev entry for $l ($(udev_entry "$l"))"
   done

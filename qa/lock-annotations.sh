@@ -10,8 +10,8 @@
 #   qa/lock-annotations.sh --store [DIR]   the Ceph tier: every store source
 #                                          (src/os/mimstore/*.cc) with the
 #                                          Ceph build DIR's include flags
-#                                          (default $CEPH_BUILD_DIR or
-#                                          /var/tmp/mimstore/build); then
+#                                          (default: the release's,
+#                                          cmake/common.sh); then
 #                                          locks removed from copies of three
 #                                          of them must be reported
 #
@@ -122,7 +122,7 @@ store_check() {
 
 case "${1:-}" in
   "") core_check ;;
-  --store) store_check "${2:-${CEPH_BUILD_DIR:-/var/tmp/mimstore/build}}" ;;
+  --store) store_check "${2:-$(source "$REPO/cmake/common.sh"; echo "$CEPH_BUILD_DIR")}" ;;
   --store-one) store_check_one "$2" "$3" "$4" ;;  # store_check's workers
   *) echo "usage: qa/lock-annotations.sh [--store [CEPH_BUILD_DIR]]" >&2; exit 2 ;;
 esac

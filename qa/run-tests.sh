@@ -265,6 +265,8 @@ if [ -z "$ceph_tier_reason" ]; then
   # Up to date with this checkout: patches, overlay, incremental build.
   run_step "ceph build (incremental, patch series + overlay)" \
     "$REPO/cmake/ceph-build.sh"
+  [ "$MIMSTORE_CEPH_RELEASE" = reef ] ||
+    reef_line="reef target: NOT RUN (the $MIMSTORE_CEPH_RELEASE build failed first)"
   if [ "$FAILED" = 0 ]; then
     TESTDIR=$(mktemp -d /var/tmp/mimstore-tests.XXXXXX)
     trap 'stop_step; rm -rf "$TESTDIR"' EXIT
@@ -402,7 +404,11 @@ if [ -z "$ceph_tier_reason" ]; then
     # out of DBObjectMap (gone in Tentacle), its without-fix case included.
     # Runs when a Reef build exists; its line in the summary says which.
     if [ "$MIMSTORE_CEPH_RELEASE" != reef ]; then
-      if [ -x "$REEF_WORKDIR/build/bin/ceph_test_mimstore" ]; then
+      if [ "$REEF_WORKDIR" -ef "$MIMSTORE_WORKDIR" ]; then
+        run_step "Reef, the second target" \
+          sh -c "echo 'MIMSTORE_REEF_WORKDIR ($REEF_WORKDIR) is the $MIMSTORE_CEPH_RELEASE work directory: give each release its own' >&2; false"
+        reef_line="reef target: FAILED (its work directory is the $MIMSTORE_CEPH_RELEASE one)"
+      elif [ -x "$REEF_WORKDIR/build/bin/ceph_test_mimstore" ]; then
         run_step --limit 1800 "Reef 18.2.x, the second target: the store and its tests built against it; the DBObjectMap conversion tests and their without-fix case" \
           reef_target
         reef_line="reef target: ${RESULTS[${#RESULTS[@]}-1]##*: }"
@@ -443,10 +449,14 @@ fi
 [ -z "$reef_line" ] || echo "$reef_line"
 if [ "$FAILED" = 0 ]; then
   echo "ceph tier: PASSED"
+  # Recorded as a pass of everything the fingerprint covers only when the
+  # Reef target (cmake/patches, the conversion) was tested too.
   case $CEPH_TIER_FP in
     dirty|no-git) ;;
-    *) grep -qx "$CEPH_TIER_FP" "$CEPH_TIER_RECORD" 2>/dev/null ||
-         echo "$CEPH_TIER_FP" >>"$CEPH_TIER_RECORD" ;;
+    *) if [ -z "$reef_line" ] || [[ $reef_line == "reef target: PASSED"* ]]; then
+         grep -qx "$CEPH_TIER_FP" "$CEPH_TIER_RECORD" 2>/dev/null ||
+           echo "$CEPH_TIER_FP" >>"$CEPH_TIER_RECORD"
+       fi ;;
   esac
 else
   echo "ceph tier: FAILED"

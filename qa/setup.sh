@@ -37,8 +37,10 @@
 # the Ceph build.
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
-# The release, its work directory (the venv lives there) and build.
+# The release, its work directory (the venv and the HDD emulator's build
+# live there: exported for qa/diskemu/build.sh) and build.
 source "$REPO/cmake/common.sh"
+export MIMSTORE_WORKDIR
 build=1
 for a in "$@"; do
   case $a in
@@ -91,7 +93,7 @@ fi
 
 # The harness's python packages, in a venv of Debian's python3 (the ceph CLI
 # and the build keep using /usr/bin/python3 itself).
-VENV=$MIMSTORE_WORKDIR/venv
+VENV=${MIMSTORE_VENV:-$MIMSTORE_WORKDIR/venv}
 if ! "$VENV/bin/python" -c 'import matplotlib, numpy' 2>/dev/null; then
   echo "setup.sh: making $VENV (numpy, matplotlib from PyPI)"
   /usr/bin/python3 -m venv "$VENV"

@@ -12,7 +12,7 @@
 # rbd (CEPH_TARGETS adds it for every release after Reef) is talked to with
 # its own clients: wrapper scripts, first on PATH so that `timeout rbd ...`
 # and child processes find them too, run the build's ceph, rados and rbd,
-# and Debian's fio on the build's librbd.
+# and Debian's fio and rbd-fuse on the build's librbd.
 #
 #   clients_for debian                 Debian's tools (a Pacific cluster)
 #   clients_for build BUILD_DIR SRC    the build's, if it has bin/rbd
@@ -31,12 +31,16 @@ clients_for() {
   fi
   [[ $kind == build ]] || return 0
   local b=$2 s=$3 t
-  [[ -x $b/bin/rbd ]] || return 0
+  if [[ ! -x $b/bin/rbd ]]; then
+    [[ ${MIMSTORE_CEPH_RELEASE:-} == reef ]] && return 0
+    echo "no rbd in $b/bin: this release's cluster needs its own clients (cmake/ceph-build.sh builds it)" >&2
+    return 1
+  fi
   CLIENTS_DIR=$b/mimstore-clients
   mkdir -p "$CLIENTS_DIR"
-  for t in ceph rados rbd fio; do
+  for t in ceph rados rbd fio rbd-fuse; do
     local exe=$b/bin/$t
-    [[ $t == fio ]] && exe=/usr/bin/fio
+    [[ $t == fio || $t == rbd-fuse ]] && exe=/usr/bin/$t
     cat >"$CLIENTS_DIR/$t.new" <<EOF
 #!/bin/sh
 # Written by qa/lib/clients.sh: $t for a cluster of the build in $b.

@@ -153,7 +153,8 @@ cluster_start() {
   export CEPH_CONF=$CLUSTER_DIR/ceph.conf
   case $kind in
     pacific) clients_for debian; _pacific_start "$p" "$n" "$ps" ;;
-    vstart) clients_for build "$MIMSTORE_BUILD_DIR" "$MIMSTORE_SRC_DIR"
+    vstart) clients_for build "$MIMSTORE_BUILD_DIR" "$MIMSTORE_SRC_DIR" ||
+              die "profile $p: no client tools for the cluster"
             _vstart_start "$p" "$n" "$ps" ;;
   esac
   _record_daemon_pids

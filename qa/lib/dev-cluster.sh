@@ -29,7 +29,7 @@ dev_cluster_env() {
   export PATH=/usr/bin:/bin:/usr/sbin:/sbin:$PATH  # Debian's python3 for bin/ceph
   # rbd and fio's rbd engine: Debian's on Reef, the build's on Tentacle
   # (clients.sh); Debian's must not see the build's libraries.
-  clients_for build "$CEPH_BUILD_DIR" "$CEPH_SOURCE_DIR"
+  clients_for build "$CEPH_BUILD_DIR" "$CEPH_SOURCE_DIR" || die "no client tools for the cluster"
   local reef_env="env LD_LIBRARY_PATH=$CEPH_BUILD_DIR/lib PYTHONPATH=$CEPH_SOURCE_DIR/src/pybind:$CEPH_BUILD_DIR/lib/cython_modules/lib.3:$CEPH_SOURCE_DIR/src/python-common"
   CEPH="$reef_env $BIN/ceph -c $CEPH_CONF"
   RADOS="$reef_env $BIN/rados -c $CEPH_CONF"
