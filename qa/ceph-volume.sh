@@ -45,14 +45,22 @@ OSD_DIR=""
 OSD_PID=""
 W=$(mktemp -d /var/tmp/mimstore-cv.XXXXXX)
 LOOPS=()
-UDEVD_PID=""
+UDEVD_OURS=0
 UDEV_MADE=()
 cleanup() {
   local rc=$? l
   osd_stop
   dev_cluster_stop "$rc"
-  [ -z "$UDEVD_PID" ] || { kill "$UDEVD_PID" 2>/dev/null || true; wait_gone "$UDEVD_PID"; }
+  # Ours told to exit (it waits for its workers), and gone, before what it
+  # made is removed: a live one would write it again.
+  if [ "$UDEVD_OURS" = 1 ]; then
+    udevadm control --exit 2>/dev/null || pkill -x systemd-udevd || true
+    wait_gone
+  fi
   rm -rf "${UDEV_MADE[@]}"
+  for l in "${UDEV_MADE[@]}"; do
+    [ ! -e "$l" ] || { echo "cleanup: $l is back after its removal (a udevd still running?)" >&2; rc=1; }
+  done
   if [ -n "$OSD_DIR" ]; then
     if mountpoint -q "$OSD_DIR"; then umount "$OSD_DIR" || umount -l "$OSD_DIR" || true; fi
     rm -rf "$OSD_DIR"
@@ -71,9 +79,9 @@ cleanup() {
   exit "$rc"
 }
 trap cleanup EXIT
-wait_gone() {  # wait_gone PID: a process not ours to wait for
+wait_gone() {  # wait_gone: no systemd-udevd left (10 s at most)
   local i
-  for ((i = 0; i < 100; i++)); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
+  for ((i = 0; i < 100; i++)); do pgrep -x systemd-udevd >/dev/null || return 0; sleep 0.1; done
 }
 # The OSD started as ceph-osd@.service starts it, in the background, and
 # stopped (SIGTERM, waited for)
@@ -120,7 +128,7 @@ if grep -q "class UdevData" "$CV_SRC/ceph_volume/util/disk.py"; then
   for p in /run/udev /dev/disk; do [ -e "$p" ] || UDEV_MADE+=("$p"); done
   if [ ! -e "$(udev_entry "$HDD")" ] && ! pgrep -x systemd-udevd >/dev/null; then
     /lib/systemd/systemd-udevd --daemon || die "systemd-udevd did not start"
-    UDEVD_PID=$(pgrep -xn systemd-udevd)
+    UDEVD_OURS=1
   fi
   udevadm trigger --action=add --settle "$HDD" "$NVME" ||
     die "udevadm trigger of $HDD $NVME failed"
