@@ -69,7 +69,7 @@ def compare(stamp, here):
                        "the build has none" % here["worktree_changes"])
     for key in ("src_tree", "patches_tree"):
         if stamp.get(key) != here[key]:
-            what = "src/" if key == "src_tree" else stamp.get("series", "cmake/patches")
+            what = "src/" if key == "src_tree" else series_of(stamp)
             return False, ("built from %s, whose %s differs from this checkout's (%s)"
                            % (stamp.get("commit", "?")[:12], what, here["commit"][:12]))
     return True, "built from %s: the same store source" % stamp.get("commit", "?")[:12]

@@ -121,25 +121,26 @@ new_loop nvme; NVME=$NEW_LOOP
 # started for this test and stopped at its end; only our two devices are
 # announced to it, and every other device without an entry gets what udev
 # knows of it, the kernel's properties, as a host has. What the test made
-# (/run/udev and /dev/disk when they were not there, else each entry it
+# (/run/udev and /dev/disk when they were not there, and each entry it
 # wrote) is removed at the end, so that no later test sees it.
-udev_entry() { echo "/run/udev/data/b$(cat "/sys/class/block/${1#/dev/}/dev")"; }
+udev_entry() { echo "/run/udev/data/b$(cat "$1/dev")"; }  # udev_entry SYSFS_DIR
 if grep -q "class UdevData" "$CV_SRC/ceph_volume/util/disk.py"; then
   for p in /run/udev /dev/disk; do [ -e "$p" ] || UDEV_MADE+=("$p"); done
-  if [ ! -e "$(udev_entry "$HDD")" ] && ! pgrep -x systemd-udevd >/dev/null; then
+  if [ ! -e "$(udev_entry "/sys/class/block/${HDD#/dev/}")" ] && ! pgrep -x systemd-udevd >/dev/null; then
     /lib/systemd/systemd-udevd --daemon || die "systemd-udevd did not start"
     UDEVD_OURS=1
   fi
   udevadm trigger --action=add --settle "$HDD" "$NVME" ||
     die "udevadm trigger of $HDD $NVME failed"
   for d in /sys/class/block/*; do
-    e=/run/udev/data/b$(cat "$d/dev")
+    e=$(udev_entry "$d")
     [ -e "$e" ] && continue
     udevadm info --query=property --path="$d" | sed 's/^/E:/' >"$e"
-    [ ${#UDEV_MADE[@]} -gt 0 ] && [ "${UDEV_MADE[0]}" = /run/udev ] || UDEV_MADE+=("$e")
+    UDEV_MADE+=("$e")
   done
   for l in "$HDD" "$NVME"; do
-    [ -e "$(udev_entry "$l")" ] || die "no udev entry for $l ($(udev_entry "$l"))"
+    e=$(udev_entry "/sys/class/block/${l#/dev/}")
+    [ -e "$e" ] || die "no udev entry for $l ($e)"
   done
 fi
 
