@@ -13,6 +13,15 @@ set -euo pipefail
 source "$(dirname "$0")/common.sh"
 start=$(date +%s)
 
+# One work directory per release: a build directory of another tree (a
+# MIMSTORE_WORKDIR shared by Reef and Tentacle) would build that tree.
+# Checked first, before any download.
+if [ -f "$CEPH_BUILD_DIR/CMakeCache.txt" ]; then
+  home=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$CEPH_BUILD_DIR/CMakeCache.txt")
+  [ "$home" = "$CEPH_SOURCE_DIR" ] || [ "$home" -ef "$CEPH_SOURCE_DIR" ] ||
+    die "$CEPH_BUILD_DIR builds $home, not $CEPH_SOURCE_DIR ($MIMSTORE_CEPH_RELEASE): give each release its own MIMSTORE_WORKDIR"
+fi
+
 # Debian's python3 and its cython3 must be found first (see common.sh).
 export PATH=/usr/bin:/bin:/usr/sbin:/sbin:$PATH
 
@@ -82,11 +91,6 @@ if [ ! -f "$CEPH_BUILD_DIR/build.ninja" ]; then
   log "configuring Ceph in $CEPH_BUILD_DIR (a few minutes)"
   configure "${CONFIGURE_FLAGS[@]}" "$CEPH_SOURCE_DIR"
 else
-  # One work directory per release: a build directory of another tree (a
-  # MIMSTORE_WORKDIR shared by Reef and Tentacle) would build that tree.
-  home=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$CEPH_BUILD_DIR/CMakeCache.txt")
-  [ "$home" -ef "$CEPH_SOURCE_DIR" ] ||
-    die "$CEPH_BUILD_DIR builds $home, not $CEPH_SOURCE_DIR ($MIMSTORE_CEPH_RELEASE): give each release its own MIMSTORE_WORKDIR"
   late=()
   for f in "${LATE_FLAGS[@]}"; do
     grep -qx "$f" "$CEPH_BUILD_DIR/CMakeCache.txt" || late+=("-D${f%%:*}=${f#*=}")
