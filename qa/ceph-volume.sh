@@ -71,9 +71,10 @@ cleanup() {
     echo "---- failed; the last lines of the OSD's output and log:" >&2
     tail -n 20 "$W/log/osd.out" >&2 2>/dev/null || true
     tail -n 30 "$W/log/$CLUSTER-osd.0.log" >&2 2>/dev/null || true
-    rm -rf /var/tmp/mimstore-cv-failed
-    cp -a "$W/log" /var/tmp/mimstore-cv-failed 2>/dev/null &&
-      echo "ceph-volume's and the OSD's logs kept in /var/tmp/mimstore-cv-failed" >&2
+    local keep=$MIMSTORE_WORKDIR/cv-failed
+    rm -rf "$keep"
+    cp -a "$W/log" "$keep" 2>/dev/null &&
+      echo "ceph-volume's and the OSD's logs kept in $keep" >&2
   fi
   rm -rf "$W"
   exit "$rc"

@@ -2,7 +2,9 @@
 # What an operator sees of a mimstore OSD, on a vstart cluster of one OSD
 # whose data (XFS), journal and omap DB (XFS) are on loop devices of their
 # own:
-#   - `ceph osd metadata`: the devices, their ids, which is data, journal, DB
+#   - `ceph-osd --version` and `ceph osd metadata`: the release the build is
+#     of, osd_objectstore mimstore, the devices, their ids, which is data,
+#     journal, DB
 #   - `ceph device ls`: the three devices (the loop devices get a udev
 #     identity, model and serial, as udev gives a real disk)
 #   - `ceph osd df`: the omap DB's bytes in the OMAP column
@@ -168,15 +170,23 @@ dev_pool_create $POOL 8 1
 
 # ---- devices ------------------------------------------------------------------
 hddn=$(basename "$HDD") nvmen=$(basename "$NVME") dbn=$(basename "$DBDEV")
-log "ceph osd metadata: the three devices and their ids"
+log "ceph-osd --version and ceph osd metadata: the release ($CEPH_UPSTREAM_VERSION), the store, the three devices and their ids"
+osd_version=$("$BIN/ceph-osd" --version) || die "ceph-osd --version failed"
+echo "  $osd_version"
+case $osd_version in
+  "ceph version $CEPH_UPSTREAM_VERSION "*) ;;
+  *) die "ceph-osd --version says \"$osd_version\", not $CEPH_UPSTREAM_VERSION" ;;
+esac
 meta=$($CEPH osd metadata 0 -f json)
-/usr/bin/python3 - "$meta" "$hddn" "$nvmen" "$dbn" <<'EOF' || die "osd metadata lacks the devices (above)"
+/usr/bin/python3 - "$meta" "$hddn" "$nvmen" "$dbn" "$CEPH_UPSTREAM_VERSION" <<'EOF' || die "osd metadata is not what it should be (above)"
 import json, sys
-m = json.loads(sys.argv[1]); hdd, nvme, db = sys.argv[2:5]
+m = json.loads(sys.argv[1]); hdd, nvme, db, version = sys.argv[2:6]
 want = {"devices": ",".join(sorted([hdd, nvme, db])),
         "mimstore_data_devices": hdd, "mimstore_journal_devices": nvme,
-        "mimstore_db_devices": db}
+        "mimstore_db_devices": db, "osd_objectstore": "mimstore"}
 bad = [(k, m.get(k), v) for k, v in want.items() if m.get(k) != v]
+if not m.get("ceph_version", "").startswith("ceph version %s " % version):
+    bad.append(("ceph_version", m.get("ceph_version"), "ceph version %s ..." % version))
 ids = dict(x.split("=", 1) for x in m.get("device_ids", "").split(",") if "=" in x)
 for d, model in ((hdd, "MIMTEST_HDD"), (nvme, "MIMTEST_NVME"), (db, "MIMTEST_DB")):
     if not ids.get(d, "").startswith(model + "_"):

@@ -34,7 +34,10 @@ source "$REPO/cmake/common.sh"
 name=$1 filter=$2 edit=$3
 FILE=${FILE:-MIMOps.cc}
 B=$CEPH_BUILD_DIR
-d=/var/tmp/mimstore-without-fix/$name
+# Under the release's work directory: a Reef and a Tentacle run side by side
+# do not share scratch space.
+scratch=$MIMSTORE_WORKDIR/without-fix
+d=$scratch/$name
 rm -rf "$d"; mkdir -p "$d/run"
 src=$REPO/src/os/mimstore/$FILE
 [ -f "$src" ] || die "$name: no file src/os/mimstore/$FILE"
@@ -59,7 +62,7 @@ case $kind in
     # A private copy of what the core's CMakeLists.txt builds from, shared
     # by the core cases: rsync -c rewrites only what differs from this
     # checkout (the last case's edit), so ninja rebuilds only that.
-    core=/var/tmp/mimstore-without-fix/core
+    core=$scratch/core
     mkdir -p "$core/tree"
     for x in CMakeLists.txt cmake src; do
       rsync -rc --delete "$REPO/$x" "$core/tree/"

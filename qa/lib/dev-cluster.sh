@@ -169,7 +169,7 @@ dev_cluster_stop() {
   if [ "$rc" != 0 ]; then
     echo "---- failed; last lines of osd.0's log:" >&2
     tail -n 30 "$DEV_DEST"/out/osd.0.log >&2 2>/dev/null || true
-    local keep=/var/tmp/mimstore-dev-failed
+    local keep=$MIMSTORE_WORKDIR/dev-failed
     rm -rf "$keep"; mkdir -p "$keep"
     cp -a "$DEV_DEST"/out "$DEV_DEST"/*.log "$keep"/ 2>/dev/null || true
     echo "logs kept in $keep" >&2
