@@ -47,6 +47,7 @@ W=$(mktemp -d /var/tmp/mimstore-cv.XXXXXX)
 LOOPS=()
 UDEVD_OURS=0
 UDEV_MADE=()
+UDEV_BEFORE=""  # with a udevd of ours: what /run/udev and /dev/disk held before
 cleanup() {
   local rc=$? l
   osd_stop
@@ -56,6 +57,11 @@ cleanup() {
   if [ "$UDEVD_OURS" = 1 ]; then
     udevadm control --exit 2>/dev/null || pkill -x systemd-udevd || true
     wait_gone
+    # everything it made, its control socket too, also under a /run/udev
+    # that was there before: a socket left behind reads as a live udevd
+    comm -13 <(printf '%s\n' "$UDEV_BEFORE") \
+      <(find /run/udev /dev/disk 2>/dev/null | sort) | sort -r |
+      while read -r p; do rm -rf "$p"; done
   fi
   rm -rf "${UDEV_MADE[@]}"
   for l in "${UDEV_MADE[@]}"; do
@@ -127,7 +133,10 @@ new_loop nvme; NVME=$NEW_LOOP
 udev_entry() { echo "/run/udev/data/b$(cat "$1/dev")"; }  # udev_entry SYSFS_DIR
 if grep -q "class UdevData" "$CV_SRC/ceph_volume/util/disk.py"; then
   for p in /run/udev /dev/disk; do [ -e "$p" ] || UDEV_MADE+=("$p"); done
-  if [ ! -e "$(udev_entry "/sys/class/block/${HDD#/dev/}")" ] && ! pgrep -x systemd-udevd >/dev/null; then
+  # (no udevd answering: a control socket or entries left by one that is
+  # gone do not count; udevadm trigger --settle would wait for it forever)
+  if ! udevadm control --ping -t 2 >/dev/null 2>&1 && ! pgrep -x systemd-udevd >/dev/null; then
+    UDEV_BEFORE=$(find /run/udev /dev/disk 2>/dev/null | sort || true)
     /lib/systemd/systemd-udevd --daemon || die "systemd-udevd did not start"
     UDEVD_OURS=1
   fi

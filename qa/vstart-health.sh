@@ -38,8 +38,10 @@ source "$REPO/qa/lib/dev-cluster.sh"
 # Where a udevd runs, the loop devices' identities come from a rule of
 # ours (udevd owns its database); where none runs (a container), the test
 # writes the records itself.
+# A udevd is one that answers: a control socket can be left behind by one
+# that is gone (ceph-volume.sh's, which it runs in a container).
 UDEVD=0
-[ -e /run/udev/control ] && command -v udevadm >/dev/null && UDEVD=1
+command -v udevadm >/dev/null && udevadm control --ping -t 2 >/dev/null 2>&1 && UDEVD=1
 command -v fsfreeze >/dev/null || die "fsfreeze not found (util-linux)"
 BLKIO=/sys/fs/cgroup/blkio
 [ -w $BLKIO/blkio.throttle.write_iops_device ] ||
@@ -69,6 +71,7 @@ hdd_throttle_where() {
 W=$(mktemp -d /var/tmp/mimstore-health.XXXXXX)
 LOOPS=()
 UDEV_FILES=()
+UDEV_MADE=()  # /run/udev and its data directory, when this test made them
 FROZEN=""
 THROTTLED=""
 FIO_PID=""
@@ -90,6 +93,7 @@ cleanup() {
   dev_cluster_stop "$rc"
   local f m l
   for f in "${UDEV_FILES[@]}"; do rm -f "$f"; done
+  rm -rf "${UDEV_MADE[@]}"
   if [ "$UDEVD" = 1 ] && ((${#UDEV_FILES[@]})); then
     udevadm control --reload || true
   fi
@@ -125,7 +129,9 @@ new_loop() {
   else
     mm=$(lsblk -dno MAJ:MIN "$dev" | tr -d ' ')
     rec=/run/udev/data/b$mm
-    mkdir -p /run/udev/data
+    for f in /run/udev /run/udev/data; do
+      [ -e "$f" ] || { mkdir "$f"; UDEV_MADE+=("$f"); }
+    done
     # a record of an earlier run of this test (killed before its cleanup)
     # is replaced; anything else is not ours
     if [ -e "$rec" ] && ! grep -q '^E:ID_MODEL=MIMTEST_' "$rec"; then
