@@ -12,9 +12,10 @@
 #                   existing one is reused: debootstrap and the clone are
 #                   skipped, the two commands run again (setup.sh picks up
 #                   an interrupted build where it stopped)
-#   --ccache DIR    share a compiler cache, bind-mounted as the chroot's
-#                   /var/tmp/mimstore-t/ccache: the Ceph build then takes
-#                   minutes, and its printed time is not a cold build's.
+#   --ccache DIR    share a compiler cache, bind-mounted where the chroot's
+#                   build keeps its own (cmake/common.sh's default CCACHE_DIR):
+#                   the build then takes minutes, and its printed time is not
+#                   a cold build's.
 #                   Without it the build is cold (2-3 hours on 2 cores)
 #   --tests-only    run only qa/run-tests.sh (after an earlier setup)
 #   --keep-mounts   leave /proc, /sys, /dev and /run mounted in the chroot
@@ -85,7 +86,10 @@ mount -t tmpfs tmpfs "$ROOT/run"
 MOUNTS+=("$ROOT/run")
 cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
 if [ -n "$ccache" ]; then
-  bind "$ccache" "$ROOT/var/tmp/mimstore-t/ccache"
+  # where the chroot's build looks: the default, as its empty environment
+  # (in_root) gives it
+  cache_in_root=$(env -i /bin/bash -c "source '$REPO/cmake/common.sh' && echo \$CCACHE_DIR")
+  bind "$ccache" "$ROOT$cache_in_root"
 fi
 certs=(/usr/local/share/ca-certificates/*.crt)
 ca_env=""
