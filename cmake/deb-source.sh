@@ -31,7 +31,13 @@ _deb_src_ensure() {  # _deb_src_ensure PACKAGE VERSION
   log "adding deb-src entries for ${DEB_SRC_SUITES[*]} ($DEB_SRC_LIST)"
   local s suites="" sec=""
   for s in "${DEB_SRC_SUITES[@]}"; do
-    suites+=" $s $s-updates"; sec+=" $s-security"
+    # Unstable has no -updates or -security suite: naming one makes
+    # apt-get update fail on a fresh machine ("does not have a Release
+    # file").
+    case $s in
+      sid|unstable) suites+=" $s" ;;
+      *) suites+=" $s $s-updates"; sec+=" $s-security" ;;
+    esac
   done
   cat >"$DEB_SRC_LIST" <<SRC
 Types: deb-src
