@@ -223,6 +223,7 @@ int MIMStore::_open_db(bool create)
     return -EIO;
   }
   rocks_crash_env = env;  // db owns it from here
+  OmapStore::register_merge_operators(db);
   {
     mim::MutexLock l(health_lock);
     db_path = dir;

@@ -27,7 +27,23 @@ constexpr uint64_t NID_BLOCK = 1024;
 const string NID_MAX_KEY = "nid_max";
 const string ALL_PREFIXES[] = {
   OmapStore::RECORD_PREFIX, OmapStore::HEADER_PREFIX, OmapStore::OMAP_PREFIX,
-  OmapStore::XATTR_PREFIX, OmapStore::STATE_PREFIX};
+  OmapStore::XATTR_PREFIX, OmapStore::STATE_PREFIX, OmapStore::CSUM_PREFIX};
+
+/// The checksum groups' merge (core/csum_group.h): the name is recorded
+/// by RocksDB, so it names the value version.
+class CsumMergeOperator : public KeyValueDB::MergeOperator {
+ public:
+  void merge_nonexistent(const char* rdata, size_t rlen,
+                         string* new_value) override {
+    new_value->assign(rdata, rlen);
+  }
+  void merge(const char* ldata, size_t llen, const char* rdata, size_t rlen,
+             string* new_value) override {
+    *new_value = mim::csum_merge_values(std::string_view(ldata, llen),
+                                        std::string_view(rdata, rlen));
+  }
+  const char* name() const override { return "mimstore_csum_v1"; }
+};
 
 uint64_t be64_at(const string& s, size_t at)
 {
@@ -50,6 +66,19 @@ string nid_key(uint64_t nid)
   string k;
   append_be(nid, 8, &k);
   return k;
+}
+
+string csum_key(uint64_t nid, uint64_t group)
+{
+  string k = nid_key(nid);
+  append_be(group, 4, &k);
+  return k;
+}
+
+int OmapStore::register_merge_operators(KeyValueDB* db)
+{
+  return db->set_merge_operator(CSUM_PREFIX,
+                                std::make_shared<CsumMergeOperator>());
 }
 
 void OmapStore::Record::encode(bufferlist& bl) const
@@ -75,8 +104,9 @@ OmapStore::OmapStore(CephContext* cct, KeyValueDB* db)
 {
 }
 
-int OmapStore::init()
+int OmapStore::init(unsigned order)
 {
+  csum_order = order;
   bufferlist bl;
   int r = db->get(STATE_PREFIX, NID_MAX_KEY, &bl);
   if (r == -ENOENT) {
@@ -192,7 +222,7 @@ int OmapStore::record_for_write(const ghobject_t& oid,
 }
 
 void OmapStore::drop_nid(KeyValueDB::Transaction t, uint64_t nid,
-                         bool keys_header, bool xattrs)
+                         bool keys_header, bool xattrs, bool csums)
 {
   string from = nid_key(nid), to = nid_key(nid + 1);
   if (keys_header) {
@@ -201,6 +231,9 @@ void OmapStore::drop_nid(KeyValueDB::Transaction t, uint64_t nid,
   }
   if (xattrs) {
     t->rm_range_keys(XATTR_PREFIX, from, to);
+  }
+  if (csums) {
+    t->rm_range_keys(CSUM_PREFIX, from, to);
   }
 }
 
@@ -286,14 +319,14 @@ int OmapStore::clear_keys_header(const ghobject_t& oid,
                                  const SequencerPosition* spos)
 {
   return write_op(oid, spos, false, [&](auto t, const Record& rec) {
-    drop_nid(t, rec.nid, true, false);
+    drop_nid(t, rec.nid, true, false, false);
   });
 }
 
 int OmapStore::clear(const ghobject_t& oid, const SequencerPosition* spos)
 {
   return write_op(oid, spos, false, [&](auto t, const Record& rec) {
-    drop_nid(t, rec.nid, true, true);
+    drop_nid(t, rec.nid, true, true, true);
     t->rmkey(RECORD_PREFIX, object_key(oid));
   });
 }
@@ -316,7 +349,7 @@ int OmapStore::remove_all_xattrs(const ghobject_t& oid,
                                  const SequencerPosition* spos)
 {
   return write_op(oid, spos, false, [&](auto t, const Record& rec) {
-    drop_nid(t, rec.nid, false, true);
+    drop_nid(t, rec.nid, false, true, false);
   });
 }
 
@@ -341,7 +374,7 @@ int OmapStore::clone(const ghobject_t& from, const ghobject_t& to,
     if (covered(rec, spos)) {
       return 0;
     }
-    drop_nid(t, rec.nid, true, true);
+    drop_nid(t, rec.nid, true, true, true);
     t->rmkey(RECORD_PREFIX, object_key(to));
   } else if (r != -ENOENT) {
     return r;
@@ -367,7 +400,8 @@ int OmapStore::clone(const ghobject_t& from, const ghobject_t& to,
   rec.stamp = spos ? *spos : SequencerPosition();
   put_record(t, rec);
   string snk = nid_key(src.nid), dnk = nid_key(rec.nid);
-  for (const char* prefix : {OMAP_PREFIX, XATTR_PREFIX, HEADER_PREFIX}) {
+  for (const char* prefix :
+       {OMAP_PREFIX, XATTR_PREFIX, HEADER_PREFIX, CSUM_PREFIX}) {
     std::map<string, bufferlist> kv;
     r = read_prefixed(it, prefix, snk, &kv);
     if (r < 0) {
@@ -378,6 +412,66 @@ int OmapStore::clone(const ghobject_t& from, const ghobject_t& to,
     }
   }
   return db->submit_transaction(t);
+}
+
+int OmapStore::csum_update(const ghobject_t& oid,
+                           const std::map<uint32_t, mim::CsumGroup>& patches,
+                           uint64_t drop_from_group)
+{
+  return write_op(oid, nullptr, true, [&](auto t, const Record& rec) {
+    if (drop_from_group <= UINT32_MAX) {
+      // Before the merges: a patch of a dropped group starts it afresh.
+      t->rm_range_keys(CSUM_PREFIX, csum_key(rec.nid, drop_from_group),
+                       nid_key(rec.nid + 1));
+    }
+    for (auto& [group, patch] : patches) {
+      if (patch.empty()) {
+        continue;
+      }
+      bufferlist bl;
+      bl.append(patch.encode(csum_order));
+      t->merge(CSUM_PREFIX, csum_key(rec.nid, group), bl);
+    }
+  });
+}
+
+int OmapStore::csum_get(const ghobject_t& oid, uint32_t first, uint32_t last,
+                        std::map<uint32_t, mim::CsumGroup>* out)
+{
+  KeyValueDB::WholeSpaceIterator it;
+  string nk;
+  int r = snapshot(oid, &it, &nk);
+  if (r < 0) {
+    return r == -ENOENT ? 0 : r;
+  }
+  string end = csum_key(be64_at(nk, 0), uint64_t(last) + 1);
+  if (uint64_t(last) + 1 > UINT32_MAX) {
+    end = nid_key(be64_at(nk, 0) + 1);
+  }
+  for (it->lower_bound(CSUM_PREFIX, csum_key(be64_at(nk, 0), first));
+       it->valid() && it->raw_key_is_prefixed(CSUM_PREFIX); it->next()) {
+    string k = it->key();
+    if (!(k < end)) {
+      break;
+    }
+    if (k.size() != 12) {
+      continue;  // not a group key; check() reports it
+    }
+    uint32_t group = uint32_t(be64_at(k, 4) & 0xffffffffu);
+    bufferlist v = it->value();
+    mim::CsumGroup g;
+    if (mim::CsumGroup::decode(std::string_view(v.c_str(), v.length()),
+                               csum_order, &g) < 0) {
+      derr << "the checksums of " << oid << " chunks "
+           << uint64_t(group) * mim::CSUM_GROUP_CHUNKS << ".. do not decode ("
+           << v.length() << " bytes): those chunks read as bad" << dendl;
+      for (unsigned i = 0; i < mim::CSUM_GROUP_CHUNKS; ++i) {
+        g.set(i, mim::ChunkState::BAD);
+      }
+    }
+    (*out)[group] = g;
+  }
+  return it->status() < 0 ? it->status() : 0;
 }
 
 int OmapStore::sync()
@@ -713,12 +807,25 @@ int OmapStore::check(std::ostream& out, bool repair)
       }
     }
   }
-  for (const char* prefix : {OMAP_PREFIX, XATTR_PREFIX, HEADER_PREFIX}) {
+  for (const char* prefix :
+       {OMAP_PREFIX, XATTR_PREFIX, HEADER_PREFIX, CSUM_PREFIX}) {
     KeyValueDB::Iterator it = db->get_iterator(prefix);
     for (it->seek_to_first(); it->valid(); it->next()) {
       string k = it->key();
       uint64_t nid = k.size() >= 8 ? be64_at(k, 0) : 0;
-      if (k.size() >= 8 && nids.count(nid)) {
+      bool csum = prefix == CSUM_PREFIX;
+      if (k.size() >= 8 && nids.count(nid) && !(csum && k.size() != 12)) {
+        if (csum) {
+          bufferlist v = it->value();
+          mim::CsumGroup g;
+          if (mim::CsumGroup::decode(std::string_view(v.c_str(), v.length()),
+                                     csum_order, &g) < 0) {
+            // Not repaired: dropping it would make rot read unverified.
+            out << "the checksums of " << nids[nid] << " group "
+                << (be64_at(k, 4) & 0xffffffffu) << " do not decode; ";
+            ++errors;
+          }
+        }
         continue;
       }
       out << prefix << " key of nid " << nid << " without a record; ";

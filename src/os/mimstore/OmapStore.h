@@ -10,6 +10,10 @@
  *   MIM_M / be64(nid) + omap key           -> value
  *   MIM_X / be64(nid) + xattr name         -> value
  *   MIM_S / "nid_max"                      -> be64: every nid in use is below
+ *   MIM_C / be64(nid) + be32(group)        -> the data checksums of chunks
+ *                                             16 * group .. 16 * group + 15
+ *                                             (core/csum_group.h: value
+ *                                             format, merge operator)
  * An object has a record once any of its omap or xattrs is set; a clear
  * of both (the object's remove) deletes the record and every key of its
  * nid, in one batch. The nid makes a clear or a clone one range of keys
@@ -27,6 +31,12 @@
  * ever covers ops already applied, and keeping it makes it monotone).
  * Each op is one RocksDB batch, not synced: sync() makes every earlier
  * batch durable (RocksDB keeps a prefix of its WAL; CrashRocksEnv.h).
+ *
+ * Checksum groups are written by merge (csum_update, no read of the old
+ * value) and follow the object as its xattrs do: copied by clone, dropped
+ * by clear; clear_keys_header and remove_all_xattrs keep them. They take
+ * no spos: a checksum change goes with a data change the store applied,
+ * so no stamp may skip it (docs/plan-checksums.md section 3).
  *
  * Reads see one RocksDB snapshot per call (a whole-space iterator), so a
  * read racing a write of the same object sees it before or after.
@@ -55,6 +65,7 @@
 #include "kv/KeyValueDB.h"
 #include "os/SequencerPosition.h"
 
+#include "core/csum_group.h"
 #include "core/thread_annotations.h"
 
 namespace mimstore {
@@ -66,12 +77,21 @@ class OmapStore {
   static constexpr const char* OMAP_PREFIX = "MIM_M";
   static constexpr const char* XATTR_PREFIX = "MIM_X";
   static constexpr const char* STATE_PREFIX = "MIM_S";
+  static constexpr const char* CSUM_PREFIX = "MIM_C";
+  /// csum_update's "delete no group".
+  static constexpr uint64_t CSUM_KEEP_GROUPS = UINT64_MAX;
+
+  /// Before the database opens (RocksDB takes its merge operators at
+  /// open; a database with MIM_C operands opened without it cannot read
+  /// them): the checksum groups' merge operator.
+  static int register_merge_operators(KeyValueDB* db);
 
   /// `db` stays the caller's.
   OmapStore(CephContext* cct, KeyValueDB* db);
 
-  /// Reads the nid counter (a new store has none).
-  int init();
+  /// Reads the nid counter (a new store has none). `csum_order` is the
+  /// store's checksum chunk order (fixed at mkfs), which values must carry.
+  int init(unsigned csum_order = mim::CSUM_MIN_ORDER);
 
   // ---- writes: 0, or -ENOENT where the object has no record, or an error
   int set_keys(const ghobject_t& oid,
@@ -99,6 +119,18 @@ class OmapStore {
   /// stamped with spos; skipped where `to`'s stamp is at or after spos.
   int clone(const ghobject_t& from, const ghobject_t& to,
             const SequencerPosition* spos);
+
+  /// Data checksums, in one batch (the record created if need be): delete
+  /// the object's groups from `drop_from_group` on (unless it is
+  /// CSUM_KEEP_GROUPS), then merge each patch into its group.
+  int csum_update(const ghobject_t& oid,
+                  const std::map<uint32_t, mim::CsumGroup>& patches,
+                  uint64_t drop_from_group = CSUM_KEEP_GROUPS);
+  /// The object's groups first..last (inclusive) that exist, on one
+  /// snapshot. A group that does not decode reads as all BAD (logged), so
+  /// its chunks give -EIO rather than unverified data.
+  int csum_get(const ghobject_t& oid, uint32_t first, uint32_t last,
+               std::map<uint32_t, mim::CsumGroup>* out);
 
   /// Every batch so far durable.
   int sync();
@@ -165,7 +197,8 @@ class OmapStore {
   int list_objects(std::vector<ghobject_t>* out);
   /// Records and keys agree: each record decodes and holds its own oid,
   /// no two share a nid, no key belongs to a nid without a record, no nid
-  /// at or above nid_max. With repair, keys of no record are deleted and
+  /// at or above nid_max, every checksum group decodes (repair leaves a
+  /// group that does not: its chunks read -EIO until rewritten). With repair, keys of no record are deleted and
   /// nid_max raised. The problems found (and with repair not mended).
   int check(std::ostream& out, bool repair);
 
@@ -186,6 +219,8 @@ class OmapStore {
   static constexpr size_t STRIPES = 64;
   std::array<mim::Mutex, STRIPES> locks;
   mim::Mutex nid_lock;
+  /// Constant after init().
+  unsigned csum_order = mim::CSUM_MIN_ORDER;
   uint64_t nid_last MIM_GUARDED_BY(nid_lock) = 0;
   uint64_t nid_max MIM_GUARDED_BY(nid_lock) = 0;
 
@@ -215,9 +250,9 @@ class OmapStore {
   /// Skip a replayed op the record's stamp covers.
   bool covered(const Record& rec, const SequencerPosition* spos) const;
   void put_record(KeyValueDB::Transaction t, const Record& rec);
-  /// Drop every key of nid (omap, header, xattrs as asked).
+  /// Drop every key of nid (omap, header, xattrs, checksums as asked).
   void drop_nid(KeyValueDB::Transaction t, uint64_t nid, bool keys_header,
-                bool xattrs);
+                bool xattrs, bool csums);
   /// A write that creates the record if need be, then calls fill(t, rec).
   int write_op(const ghobject_t& oid, const SequencerPosition* spos,
                bool create,
@@ -235,7 +270,10 @@ class OmapStore {
                     std::map<std::string, ceph::bufferlist>* out);
 };
 
-/// be64(nid): the start of an object's keys under MIM_M, MIM_X, MIM_H.
+/// be64(nid): the start of an object's keys under MIM_M, MIM_X, MIM_H,
+/// MIM_C.
 std::string nid_key(uint64_t nid);
+/// be64(nid) + be32(group): a checksum group's key under MIM_C.
+std::string csum_key(uint64_t nid, uint64_t group);
 
 }  // namespace mimstore

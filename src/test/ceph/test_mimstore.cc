@@ -1023,6 +1023,7 @@ TEST(MIMStoreFormat, ConvertsDBObjectMapOmap)
     // conversion stopped half way leaves.
     KeyValueDB* kv = KeyValueDB::create(g_ceph_context, "rocksdb", dbdir);
     ASSERT_TRUE(kv);
+    mimstore::OmapStore::register_merge_operators(kv);
     std::stringstream err;
     ASSERT_EQ(0, kv->open(err)) << err.str();
     mimstore::OmapStore fresh(g_ceph_context, kv);
@@ -1067,6 +1068,7 @@ TEST(MIMStoreFormat, ConvertsDBObjectMapOmap)
   {
     std::unique_ptr<KeyValueDB> kv(
       KeyValueDB::create(g_ceph_context, "rocksdb", dbdir));
+    mimstore::OmapStore::register_merge_operators(kv.get());
     std::stringstream err;
     ASSERT_EQ(0, kv->open(err)) << err.str();
     mimstore::OmapStore now(g_ceph_context, kv.get());

@@ -80,6 +80,7 @@ class MIMStoreOmap : public ::testing::Test {
     om.reset();
     db.reset(KeyValueDB::create(g_ceph_context, "rocksdb", d.root + "/omdb"));
     ASSERT_TRUE(db);
+    ASSERT_EQ(0, OmapStore::register_merge_operators(db.get()));
     std::stringstream err;
     ASSERT_EQ(0, create ? db->create_and_open(err) : db->open(err))
       << err.str();
@@ -368,6 +369,158 @@ TEST_F(MIMStoreOmap, RemoveAllLeavesOtherPrefixes)
   EXPECT_TRUE(ls.empty());
   bufferlist got;
   EXPECT_EQ(0, db->get("MIM_WB", "rec", &got));
+}
+
+// ---- data checksums (MIM_C)
+
+namespace {
+
+using mim::ChunkState;
+using mim::CsumGroup;
+
+CsumGroup group_with(std::initializer_list<std::tuple<unsigned, ChunkState,
+                                                       uint32_t>> l)
+{
+  CsumGroup g;
+  for (auto& [i, s, c] : l) {
+    g.set(i, s, c);
+  }
+  return g;
+}
+
+map<uint32_t, CsumGroup> csums(OmapStore& om, const ghobject_t& o)
+{
+  map<uint32_t, CsumGroup> m;
+  EXPECT_EQ(0, om.csum_get(o, 0, UINT32_MAX, &m));
+  return m;
+}
+
+}  // namespace
+
+// Patches merge blind, across batches and a reopen (the operator must be
+// registered again), and never reach another object.
+TEST_F(MIMStoreOmap, ChecksumPatchesMerge)
+{
+  auto a = obj("a"), b = obj("b");
+  EXPECT_TRUE(csums(*om, a).empty());  // no record: nothing, not an error
+  ASSERT_EQ(0, om->csum_update(a, {{0, group_with({{0, ChunkState::CRC, 10},
+                                                    {1, ChunkState::CRC, 11}})},
+                                   {3, group_with({{15, ChunkState::ZERO, 0}})}}));
+  ASSERT_EQ(0, om->csum_update(a, {{0, group_with({{1, ChunkState::BAD, 0},
+                                                    {2, ChunkState::CRC, 12}})}}));
+  ASSERT_EQ(0, om->csum_update(b, {{0, group_with({{0, ChunkState::CRC, 99}})}}));
+  auto check_a = [&]() {
+    auto m = csums(*om, a);
+    ASSERT_EQ(2u, m.size());
+    EXPECT_EQ(group_with({{0, ChunkState::CRC, 10}, {1, ChunkState::BAD, 0},
+                          {2, ChunkState::CRC, 12}}), m[0]);
+    EXPECT_EQ(group_with({{15, ChunkState::ZERO, 0}}), m[3]);
+  };
+  check_a();
+  ASSERT_EQ(0, om->sync());
+  open(false);
+  check_a();
+  EXPECT_EQ(99u, csums(*om, b)[0].crc(0));
+  // A range read returns only the groups asked for.
+  map<uint32_t, CsumGroup> m;
+  ASSERT_EQ(0, om->csum_get(a, 1, 3, &m));
+  EXPECT_EQ(1u, m.size());
+  EXPECT_EQ(1u, m.count(3));
+  check();
+}
+
+// A truncate drops whole groups past the end and patches the boundary one
+// in the same batch; a group dropped and patched starts afresh.
+TEST_F(MIMStoreOmap, ChecksumDropFromAGroup)
+{
+  auto a = obj("a");
+  for (uint32_t g = 0; g < 4; ++g) {
+    ASSERT_EQ(0, om->csum_update(a, {{g, group_with({{0, ChunkState::CRC, g},
+                                                      {5, ChunkState::CRC, 7}})}}));
+  }
+  ASSERT_EQ(0, om->csum_update(a, {{1, group_with({{6, ChunkState::ZERO, 0}})},
+                                   {2, group_with({{1, ChunkState::CRC, 5}})}},
+                               2));
+  auto m = csums(*om, a);
+  ASSERT_EQ(3u, m.size());
+  EXPECT_EQ(group_with({{0, ChunkState::CRC, 1}, {5, ChunkState::CRC, 7},
+                        {6, ChunkState::ZERO, 0}}), m[1]);
+  EXPECT_EQ(group_with({{1, ChunkState::CRC, 5}}), m[2]);
+  EXPECT_EQ(0u, m.count(3));
+}
+
+// Checksums follow the object as its xattrs do: a clone copies them (so
+// rot copied by a reflink is still caught), a remove drops them, an omap
+// clear or an rmattrs keeps them.
+TEST_F(MIMStoreOmap, ChecksumsFollowTheObject)
+{
+  auto a = obj("a"), c = obj("c");
+  auto g0 = group_with({{2, ChunkState::CRC, 42}});
+  ASSERT_EQ(0, om->csum_update(a, {{0, g0}}));
+  ASSERT_EQ(0, om->set_xattrs(a, kv({{"_", "oi"}}), nullptr));
+  ASSERT_EQ(0, om->csum_update(c, {{7, g0}}));
+  SequencerPosition five = at(5);
+  ASSERT_EQ(0, om->clone(a, c, &five));
+  auto m = csums(*om, c);
+  ASSERT_EQ(1u, m.size());  // the destination's own groups are gone
+  EXPECT_EQ(g0, m[0]);
+  ASSERT_EQ(0, om->clear_keys_header(a, nullptr));
+  ASSERT_EQ(0, om->remove_all_xattrs(a, nullptr));
+  EXPECT_EQ(g0, csums(*om, a)[0]);
+  ASSERT_EQ(0, om->clear(a, nullptr));
+  EXPECT_TRUE(csums(*om, a).empty());
+  // A checksum change takes no stamp: a stamp later than the data change
+  // must not skip it (the data change was applied).
+  ASSERT_EQ(0, om->sync(c, at(100)));
+  ASSERT_EQ(0, om->csum_update(c, {{0, group_with({{2, ChunkState::BAD, 0}})}}));
+  EXPECT_EQ(ChunkState::BAD, csums(*om, c)[0].state(2));
+  check();
+  // remove_all takes the checksums too.
+  ASSERT_EQ(0, om->remove_all());
+  KeyValueDB::Iterator it = db->get_iterator(OmapStore::CSUM_PREFIX);
+  it->seek_to_first();
+  EXPECT_FALSE(it->valid());
+}
+
+// A group that does not decode reads as all bad and fails check (repair
+// leaves it: deleting it would let rot read unverified); a group of no
+// record is an orphan, as any key is.
+TEST_F(MIMStoreOmap, ChecksumGroupThatDoesNotDecode)
+{
+  auto a = obj("a");
+  ASSERT_EQ(0, om->csum_update(a, {{0, group_with({{0, ChunkState::CRC, 1}})}}));
+  auto m = csums(*om, a);
+  ASSERT_EQ(1u, m.size());
+  uint64_t nid = 0;
+  {
+    KeyValueDB::Iterator it = db->get_iterator(OmapStore::CSUM_PREFIX);
+    it->seek_to_first();
+    ASSERT_TRUE(it->valid());
+    string k = it->key();
+    for (int i = 0; i < 8; ++i) {
+      nid = (nid << 8) | uint8_t(k[i]);
+    }
+  }
+  KeyValueDB::Transaction t = db->get_transaction();
+  t->set(OmapStore::CSUM_PREFIX, mimstore::csum_key(nid, 1), bl("junk"));
+  t->set(OmapStore::CSUM_PREFIX, mimstore::csum_key(nid + 500, 0),
+         bl(group_with({{0, ChunkState::ZERO, 0}}).encode(12)));
+  ASSERT_EQ(0, db->submit_transaction_sync(t));
+  // A merge into it keeps it undecodable.
+  ASSERT_EQ(0, om->csum_update(a, {{1, group_with({{3, ChunkState::CRC, 3}})}}));
+  m = csums(*om, a);
+  ASSERT_EQ(2u, m.size());
+  for (unsigned i = 0; i < mim::CSUM_GROUP_CHUNKS; ++i) {
+    EXPECT_EQ(ChunkState::BAD, m[1].state(i));
+  }
+  std::ostringstream ss;
+  EXPECT_EQ(2, om->check(ss, false));
+  EXPECT_NE(string::npos, ss.str().find("do not decode")) << ss.str();
+  EXPECT_NE(string::npos, ss.str().find("without a record")) << ss.str();
+  std::ostringstream rs;
+  EXPECT_EQ(1, om->check(rs, true));  // the orphan goes, the junk stays
+  std::ostringstream ss2;
+  EXPECT_EQ(1, om->check(ss2, false));
 }
 
 // The record key sorts as ghobject_t does: random objects over every
