@@ -59,6 +59,19 @@ bool starts_with(const string& s, const string& p)
   return s.compare(0, p.size(), p) == 0;
 }
 
+/// The group of a MIM_C key (be64(nid) + be32(group)).
+uint32_t csum_key_group(const string& k)
+{
+  return uint32_t(be64_at(k, 4) & 0xffffffffu);
+}
+
+int decode_csum_group(bufferlist v, unsigned order,
+                      mim::CsumGroup* g)
+{
+  return mim::CsumGroup::decode(std::string_view(v.c_str(), v.length()),
+                                order, g);
+}
+
 }  // namespace
 
 string nid_key(uint64_t nid)
@@ -444,11 +457,10 @@ int OmapStore::csum_get(const ghobject_t& oid, uint32_t first, uint32_t last,
   if (r < 0) {
     return r == -ENOENT ? 0 : r;
   }
-  string end = csum_key(be64_at(nk, 0), uint64_t(last) + 1);
-  if (uint64_t(last) + 1 > UINT32_MAX) {
-    end = nid_key(be64_at(nk, 0) + 1);
-  }
-  for (it->lower_bound(CSUM_PREFIX, csum_key(be64_at(nk, 0), first));
+  const uint64_t nid = be64_at(nk, 0);
+  const string end = last == UINT32_MAX ? nid_key(nid + 1)
+                                        : csum_key(nid, uint64_t(last) + 1);
+  for (it->lower_bound(CSUM_PREFIX, csum_key(nid, first));
        it->valid() && it->raw_key_is_prefixed(CSUM_PREFIX); it->next()) {
     string k = it->key();
     if (!(k < end)) {
@@ -457,14 +469,12 @@ int OmapStore::csum_get(const ghobject_t& oid, uint32_t first, uint32_t last,
     if (k.size() != 12) {
       continue;  // not a group key; check() reports it
     }
-    uint32_t group = uint32_t(be64_at(k, 4) & 0xffffffffu);
-    bufferlist v = it->value();
+    uint32_t group = csum_key_group(k);
     mim::CsumGroup g;
-    if (mim::CsumGroup::decode(std::string_view(v.c_str(), v.length()),
-                               csum_order, &g) < 0) {
+    if (decode_csum_group(it->value(), csum_order, &g) < 0) {
       derr << "the checksums of " << oid << " chunks "
-           << uint64_t(group) * mim::CSUM_GROUP_CHUNKS << ".. do not decode ("
-           << v.length() << " bytes): those chunks read as bad" << dendl;
+           << uint64_t(group) * mim::CSUM_GROUP_CHUNKS << ".. do not decode: "
+           << "those chunks read as bad" << dendl;
       for (unsigned i = 0; i < mim::CSUM_GROUP_CHUNKS; ++i) {
         g.set(i, mim::ChunkState::BAD);
       }
@@ -816,13 +826,11 @@ int OmapStore::check(std::ostream& out, bool repair)
       bool csum = prefix == CSUM_PREFIX;
       if (k.size() >= 8 && nids.count(nid) && !(csum && k.size() != 12)) {
         if (csum) {
-          bufferlist v = it->value();
           mim::CsumGroup g;
-          if (mim::CsumGroup::decode(std::string_view(v.c_str(), v.length()),
-                                     csum_order, &g) < 0) {
+          if (decode_csum_group(it->value(), csum_order, &g) < 0) {
             // Not repaired: dropping it would make rot read unverified.
             out << "the checksums of " << nids[nid] << " group "
-                << (be64_at(k, 4) & 0xffffffffu) << " do not decode; ";
+                << csum_key_group(k) << " do not decode; ";
             ++errors;
           }
         }
