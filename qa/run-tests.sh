@@ -304,6 +304,7 @@ if [ -z "$ceph_tier_reason" ]; then
          --gtest_filter="$filter" --mimstore_merge="$merge" \
          --mimstore_merge_data_in_journal="$jdata" \
          --mimstore_debug_verify_journal_data="$merge" \
+         --mimstore_debug_verify_csums=true \
          --mimstore_journal_throughput=1000000000 \
          --log-file="$TESTDIR/objectstore-$merge-$jdata.log" --debug-mimstore=5)
     }

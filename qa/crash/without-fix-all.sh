@@ -87,6 +87,15 @@ CASES=(
   "noomapmonotone|OmapStore.cc|*ReplayedGuardKeepsNewerOmapPosition*:MIMStoreOmap.StampSkipsReplayedOpsAndNeverGoesBack|s = s.replace('  if (r == 0 && spos > rec.stamp) {', '  if (r == 0) {')"
   "nonidbump|OmapStore.cc|MIMStoreOmap.NidCounterIsDurableBeforeItsNids|s = s.replace('      int r = db->submit_transaction(bump);', '      t->set(STATE_PREFIX, NID_MAX_KEY, bl);\n      int r = 0;')"
   "nomigrateclean|OmapMigrate.cc|MIMStoreFormat.ConvertsDBObjectMapOmap|s = s.replace('  r = fresh.remove_all();\n  if (r == 0) {\n    r = fresh.init();\n  }', '  r = fresh.init();')"
+  # 2026-12-07, issue 66, data checksums (format 4): a partial overwrite
+  # checks the chunk's old bytes (else it blesses rot), a write back
+  # records the states of what it wrote, a remove drops the states
+  "nocsumverify|Checksums.cc|*MIMStoreCsum.PartialOverwriteOfRottenChunkMarksItBad/*|s = s.replace('    if (!matches(o->second.first, o->second.second, img.data(), cs)) {', '    if (false) {')"
+  "nocsumwriteback|MIMFlush.cc|*MIMStoreCsum.StatesMatchTheFileAfterEveryOp/on*|s = s.replace('  return csums->change(oid, f, changed, old_size, Checksums::Kind::DATA,\n                       true, [&] { return _write_runs(f, st, of, buf); });', '  return _write_runs(f, st, of, buf);')"
+  "nocsumclear|OmapStore.cc|*MIMStoreCsum.RemoveDropsTheStates/*|s = s.replace('    drop_nid(t, rec.nid, true, true, true);\n    t->rmkey(RECORD_PREFIX, object_key(oid));', '    drop_nid(t, rec.nid, true, true, false);\n    t->rmkey(RECORD_PREFIX, object_key(oid));')"
+  # a replayed clone takes its states from its file (its omap clone may be
+  # skipped on the target's stamp, a replayed earlier write's states kept)
+  "nocsumclonereplay|MIMOps.cc|*MIMStoreCsum.ReplayedCloneOverStampedOmapTakesTheFilesStates/off|s = s.replace('    r = csums->rebuild(newoid, nf);\n    if (r < 0) {\n      return r;\n    }\n  }\n  _set_replay_guard(ac, nf, newoid, GuardState::DONE);', '  }\n  _set_replay_guard(ac, nf, newoid, GuardState::DONE);')"
 )
 # The conversion of a format 1/2 store out of DBObjectMap: built and tested
 # only where Ceph still has DBObjectMap (Reef).

@@ -11,6 +11,7 @@
 #include "kv/KeyValueDB.h"
 
 #include "ObjectLocks.h"
+#include "Checksums.h"
 #include "ObjectFiles.h"
 #include "ObjectName.h"
 
@@ -262,6 +263,15 @@ int MIMStore::_collection_move_rename(const ApplyContext& ac,
   r = omap->clone(oldoid, newoid, &ac.spos);
   if (r < 0 && r != -ENOENT) {
     return r;
+  }
+  if (ac.replaying) {
+    // Ops replayed before this one may have made the old name a stale
+    // file again and put its checksums in the record just copied; the new
+    // name's file is the object's, so its checksums come from it.
+    r = csums->rebuild(newcid, newoid);
+    if (r < 0) {
+      return r;
+    }
   }
   r = omap->clear(oldoid, &ac.spos);
   if (r < 0 && r != -ENOENT) {

@@ -75,6 +75,7 @@ struct MIMConfig {
   double warn_db_free_ratio = 0;        ///< 0: off
   std::string debug_fault;
   bool debug_verify_journal_data = false;
+  bool debug_verify_csums = false;
   bool merge_data_in_journal = false;
 
   /// Read and validate every option. Returns 0, or -EINVAL with one line per

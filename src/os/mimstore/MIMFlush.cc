@@ -21,7 +21,9 @@
 #include "perfglue/heap_profiler.h"
 
 #include "MIMJournal.h"
+#include "Checksums.h"
 #include "ObjectFiles.h"
+#include "ObjectName.h"
 #include "core/writeback_plan.h"
 
 #define dout_context cct
@@ -80,6 +82,27 @@ void MIMStore::_write_back_failed(const char* what, const string& cname,
   ceph_abort_msg("mimstore: writeback to the data filesystem failed");
 }
 
+namespace {
+
+/// The object a file holds (the flush knows objects by file name): a long
+/// name from its xattr; -EINVAL if the name is not an object's.
+int oid_of_file(const string& fname, const ObjectFDRef& f, ghobject_t* oid)
+{
+  string full = fname;
+  if (is_long_file_name(fname)) {
+    int r = f->io->fgetxattr(f->fd, long_name_xattr(fname), &full);
+    if (r < 0) {
+      return r;
+    }
+  }
+  if (!decode_object_name(full, oid) || object_file_name(*oid) != fname) {
+    return -EINVAL;
+  }
+  return 0;
+}
+
+}  // namespace
+
 int MIMStore::_write_back_object(const string& cname, const string& fname,
                                  mim::ObjectState& st, WritebackOf of,
                                  std::string* buf)
@@ -99,6 +122,32 @@ int MIMStore::_write_back_object(const string& cname, const string& fname,
       _verify_journal_copy(e.data, "write back");
     }
   }
+  ghobject_t oid;
+  r = oid_of_file(fname, f, &oid);
+  uint64_t old_size = 0;
+  if (r == 0) {
+    r = files->size(f, &old_size);
+  }
+  if (r < 0) {
+    derr << "write back " << cname << "/" << fname << ": cannot name or "
+         << "size the object: " << cpp_strerror(r) << dendl;
+    return r;
+  }
+  std::vector<mim::Extent> changed;
+  for (const auto& e : st.extents) {
+    changed.push_back({e.offset, e.data.length});
+  }
+  // The file writes inside the checksum change (Checksums.h): the chunks
+  // the extents cover take their states from the file after the writes,
+  // under this stripe lock.
+  return csums->change(oid, f, changed, old_size, Checksums::Kind::DATA,
+                       true, [&] { return _write_runs(f, st, of, buf); });
+}
+
+int MIMStore::_write_runs(const ObjectFDRef& f, const mim::ObjectState& st,
+                          WritebackOf of, std::string* buf)
+{
+  int r = 0;
   auto runs = mim::plan_writeback(st.extents, conf.flush_gap_fill);
   for (auto& run : runs) {
     bool gaps = std::any_of(run.pieces.begin(), run.pieces.end(),

@@ -26,6 +26,7 @@
 #include "include/stringify.h"
 #include "kv/KeyValueDB.h"
 
+#include "Checksums.h"
 #include "CrashRocksEnv.h"
 #include "MIMJournal.h"
 #include "ObjectFiles.h"
@@ -187,6 +188,27 @@ int MIMStore::_check_format()
   return 0;
 }
 
+int MIMStore::_raise_format()
+{
+  // Before replay changes any data: from here on no build that keeps no
+  // checksums may mount the store (its _check_format refuses format 4).
+  uint64_t format = 1;
+  int r = _read_meta_u64("mimstore_format", &format);
+  if (r < 0 || format >= FORMAT) {
+    return r == -ENOENT ? 0 : r;
+  }
+  r = write_meta("mimstore_format", stringify(FORMAT));
+  if (r < 0) {
+    derr << "cannot raise " << path << "/mimstore_format from " << format
+         << " to " << FORMAT << ": " << cpp_strerror(r) << dendl;
+    return r;
+  }
+  dout(1) << "mimstore_format " << format << " -> " << FORMAT << ": data "
+          << "checksums are kept from now on; chunks written before have "
+          << "none and read unverified" << dendl;
+  return 0;
+}
+
 int MIMStore::_open_db(bool create)
 {
   string dir = conf.db_dir.empty() ? path + "/db" : conf.db_dir;
@@ -248,7 +270,10 @@ int MIMStore::_open_db(bool create)
   }
   omap = std::make_unique<OmapStore>(cct, db);
   written_back = std::make_unique<WrittenBackRecords>(cct, db);
-  r = omap->init();
+  r = omap->init(Checksums::ORDER);
+  csums = std::make_unique<Checksums>(cct, omap.get(), files.get(),
+                                      Checksums::ORDER, logger,
+                                      conf.debug_verify_csums);
   if (r == 0 && !create) {
     r = _drop_legacy_omap();
   }
@@ -275,6 +300,7 @@ void MIMStore::_close_db()
 {
   rocks_crash_env = nullptr;  // RocksDBStore deletes it with db
   written_back.reset();
+  csums.reset();
   omap.reset();
   delete db;
   db = nullptr;
@@ -455,6 +481,11 @@ int MIMStore::mkfs()
     }
   }
   r = write_meta("mimstore_format", stringify(FORMAT));
+  if (r == 0) {
+    // Every chunk of this store gets a state from its first write on (a
+    // store raised from format 3 has data with none).
+    r = write_meta(Checksums::COMPLETE_META, "yes");
+  }
   if (r == 0) {
     r = write_meta("mkfs_done", "yes");
   }
@@ -665,6 +696,10 @@ int MIMStore::mount()
     goto fail;
   }
   r = _open_db(false);
+  if (r < 0) {
+    goto fail;
+  }
+  r = _raise_format();
   if (r < 0) {
     goto fail;
   }

@@ -26,6 +26,7 @@
 #include "common/errno.h"
 #include "kv/KeyValueDB.h"
 
+#include "Checksums.h"
 #include "ObjectLocks.h"
 #include "ObjectFiles.h"
 #include "ObjectName.h"
@@ -359,7 +360,7 @@ int MIMStore::_write(const ApplyContext& ac,
     }
     ++client_writes;
     logger->inc(l_mimstore_direct_nomerge);
-    return _write_direct(f, off, bl);
+    return _write_direct(ac, oid, f, off, bl);
   }
   // A merged write takes no object lock: it changes only the active
   // generation (the HTMLL locks itself), and the lock keeps out readers and
@@ -391,7 +392,9 @@ int MIMStore::_write(const ApplyContext& ac,
       if (located) {
         logger->inc(l_mimstore_merged_in_journal);
       }
-      return 0;
+      // Replayed: the chunks it covers in part take the file's state (a
+      // write back the crash cut short may have left either ahead).
+      return ac.replaying ? csums->rebase(oid, f, {off, len}) : 0;
     case mim::InsertResult::DIRECT_NO_SLOT:
       logger->inc(l_mimstore_direct_no_slot);
       break;
@@ -415,13 +418,28 @@ int MIMStore::_write(const ApplyContext& ac,
     dout(20) << __func__ << " " << oid << " sn " << ac.spos << " ino "
              << st.st_ino << " fd " << f->fd << dendl;
   }
-  return _write_direct(f, off, bl);
+  return _write_direct(ac, oid, f, off, bl);
 }
 
-int MIMStore::_write_direct(const ObjectFDRef& f, uint64_t off,
+int MIMStore::_write_direct(const ApplyContext& ac, const ghobject_t& oid,
+                            const ObjectFDRef& f, uint64_t off,
                             const bufferlist& bl)
 {
-  int r = files->write(f, off, bl);
+  uint64_t old_size = 0;
+  int r = files->size(f, &old_size);
+  if (r < 0) {
+    return r;
+  }
+  const uint64_t len = bl.length(), cs = csums->chunk_size();
+  r = csums->change(oid, f, {{off, len}}, old_size, Checksums::Kind::DATA,
+                    !ac.replaying, [&] { return files->write(f, off, bl); },
+                    UINT64_MAX, [&](uint64_t at, char* dst) {
+                      if (at < off || at + cs > off + len) {
+                        return false;
+                      }
+                      bl.begin(at - off).copy(cs, dst);
+                      return true;
+                    });
   if (r == 0) {
     ++data_write_ios;
     durability.note_dirty(bl.length());
@@ -448,7 +466,14 @@ int MIMStore::_zero(const ApplyContext& ac,
     return r;
   }
   _take_cached(cid, fname, Taken::WRITE_BACK);
-  return files->zero(f, off, len);
+  uint64_t old_size = 0;
+  r = files->size(f, &old_size);
+  if (r < 0) {
+    return r;
+  }
+  return csums->change(oid, f, {{off, len}}, old_size,
+                       Checksums::Kind::ZEROS, !ac.replaying,
+                       [&] { return files->zero(f, off, len); });
 }
 
 int MIMStore::_truncate(const ApplyContext& ac,
@@ -467,7 +492,23 @@ int MIMStore::_truncate(const ApplyContext& ac,
     return r;
   }
   _take_cached(cid, fname, Taken::WRITE_BACK);
-  return files->truncate(f, size);
+  uint64_t old_size = 0;
+  r = files->size(f, &old_size);
+  if (r < 0) {
+    return r;
+  }
+  // Whichever way it goes (in replay the file may have its new size
+  // already, its checksums not): every chunk wholly past the new end is
+  // forgotten (its group's ZERO, later groups deleted), and the chunk
+  // holding the end takes the file's bytes.
+  const uint64_t cs = csums->chunk_size();
+  std::vector<mim::Extent> end_chunk;
+  if (size % cs) {
+    end_chunk.push_back({size - size % cs, size % cs});
+  }
+  return csums->change(oid, f, end_chunk, old_size, Checksums::Kind::ZEROS,
+                       !ac.replaying, [&] { return files->truncate(f, size); },
+                       size);
 }
 
 int MIMStore::_remove(const ApplyContext& ac,
@@ -482,7 +523,13 @@ int MIMStore::_remove(const ApplyContext& ac,
   // header; the new object's own omap ops come after and are replayed.
   bool born_later = false;
   if (_guard_cmp(ac, cid, &oid, &born_later) != GuardVerdict::APPLY) {
-    return born_later ? _replay_omap_clear(ac, oid) : 0;
+    if (!born_later) {
+      return 0;
+    }
+    // The clear takes the later object's checksums too, and its writes
+    // that a written-back record skips do not put them back.
+    int r = _replay_omap_clear(ac, oid);
+    return r < 0 ? r : csums->rebuild(cid, oid);
   }
   auto c = colls.get(cid);
   if (!c || !c->has(oid)) {
@@ -610,6 +657,16 @@ int MIMStore::_clone(const ApplyContext& ac,
   if (r < 0 && r != -ENOENT) {
     return r;
   }
+  if (ac.replaying) {
+    // The omap clone (checksums included) is skipped when the target's
+    // record is stamped at or past this op, while the writes before it
+    // that the file guard did not cover were replayed onto the file and
+    // put their states back: the copy's states come from its bytes.
+    r = csums->rebuild(newoid, nf);
+    if (r < 0) {
+      return r;
+    }
+  }
   _set_replay_guard(ac, nf, newoid, GuardState::DONE);
   return 0;
 }
@@ -653,7 +710,16 @@ int MIMStore::_clone_range(const ApplyContext& ac,
     len = size - srcoff;
   }
   if (len) {
-    r = files->clone_range(of, srcoff, len, nf, dstoff);
+    uint64_t old_size = 0;
+    r = files->size(nf, &old_size);
+    if (r < 0) {
+      return r;
+    }
+    r = csums->change(newoid, nf, {{dstoff, len}}, old_size,
+                      Checksums::Kind::DATA, !ac.replaying, [&] {
+                        return files->clone_range(of, srcoff, len, nf,
+                                                  dstoff);
+                      });
     if (r < 0) {
       return r;
     }

@@ -178,6 +178,18 @@ PerfCounters* build_perf_counters(CephContext* cct)
   b.add_time_avg(l_mimstore_durable_lat, "durable_lat",
                  "Queue to behind the checkpoint: in the object files, "
                  "synced, its journal entry free (1 transaction in 64)");
+  b.add_u64_counter(l_mimstore_csum_updates, "csum_updates",
+                    "Data checksum batches: one per change of an object's "
+                    "data (write, zero, truncate, clone_range, write back)");
+  b.add_u64_counter(l_mimstore_csum_rmw_reads, "csum_rmw_reads",
+                    "Chunks read before a partial overwrite to check their "
+                    "old bytes against their checksum");
+  b.add_u64_counter(l_mimstore_csum_bad_marked, "csum_bad_marked",
+                    "Chunks whose old bytes failed their checksum before a "
+                    "partial overwrite: marked bad (reads give -EIO)");
+  b.add_u64_counter(l_mimstore_csum_replay_rebased, "csum_replay_rebased",
+                    "Chunks whose checksum replay took from the file's "
+                    "bytes (merged writes covering them in part)");
   add_journal_data_counters(b);
   return b.create_perf_counters();
 }

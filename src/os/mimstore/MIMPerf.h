@@ -71,6 +71,10 @@ enum {
   l_mimstore_direct_not_in_journal,   ///< could not be kept in the journal
   l_mimstore_replay_written_back,     ///< replayed ops a written-back record skipped
   l_mimstore_durable_lat,             ///< queue -> behind the checkpoint (sampled)
+  l_mimstore_csum_updates,            ///< checksum batches (one per change)
+  l_mimstore_csum_rmw_reads,          ///< old chunks read to verify a partial overwrite
+  l_mimstore_csum_bad_marked,         ///< chunks found rotten and marked bad
+  l_mimstore_csum_replay_rebased,     ///< chunks whose state replay took from the file
   l_mimstore_last
 };
 

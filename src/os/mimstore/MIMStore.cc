@@ -28,6 +28,7 @@
 #include "include/stringify.h"
 #include "kv/KeyValueDB.h"
 
+#include "Checksums.h"
 #include "CrashRocksEnv.h"
 #include "MIMJournal.h"
 #include "ObjectFiles.h"

@@ -123,6 +123,7 @@ class ObjectFD;
 struct ReplayMarks;               // ObjectFiles.h
 using ObjectFDRef = std::shared_ptr<ObjectFD>;
 class AdminHook;
+class Checksums;
 enum class OpenMode : uint8_t;    // ObjectFiles.h: EXISTING, CREATE
 enum class GuardState : uint8_t;  // ObjectFiles.h: DONE, IN_PROGRESS
 
@@ -167,8 +168,11 @@ class MIMStore : public ObjectStore {
   /// incomplete create). 3: omap and xattrs in mimstore's own layer
   /// (OmapStore.h) instead of FileStore's DBObjectMap; a mount of format 1
   /// or 2 converts the database first (OmapMigrate.cc). Stores of format 1
-  /// keep working as they did; a newer format is refused at mount.
-  static constexpr uint64_t FORMAT = 3;
+  /// keep working as they did; a newer format is refused at mount. 4: data
+  /// checksums (Checksums.h) kept for every change; a format-3 store is
+  /// raised to 4 at mount, before replay, so no build that keeps none
+  /// changes its data again.
+  static constexpr uint64_t FORMAT = 4;
 
   MIMStore(CephContext* cct, const std::string& path,
            const std::string& journal_path);
@@ -290,11 +294,9 @@ class MIMStore : public ObjectStore {
 
   /// Admin socket: the HTMLL summary.
   void dump_htmll(ceph::Formatter* f);
-  /// Tests: I/Os counted by the fault seam (mimstore_debug_fault), live or
-  /// at the last umount.
+  /// Tests: I/Os counted by the fault seam, live or at the last umount.
   uint64_t debug_fault_io_count() const;
-  /// Tests: writes a delay rule of the fault seam has held so far (0
-  /// without the seam).
+  /// Tests: writes a delay rule of the fault seam has held (0: no seam).
   uint64_t debug_fault_delayed_writes() const;
   /// Tests: power loss now at `where`, as the fault seam's crash_at cuts
   /// (unsynced writes and RocksDB's rolled back by the spec's mode, then
@@ -307,7 +309,8 @@ class MIMStore : public ObjectStore {
   /// not parse, -ENODEV without the seam.
   int debug_fault_set_spec(const std::string& spec);
   /// Tests: called at named points inside multi-step ops (split, merge,
-  /// rename) on the apply thread, so a crash test can die exactly there,
+  /// rename; "guard:omap_synced" between a replay guard's RocksDB sync and
+  /// its xattr) on the apply thread, so a crash test can die exactly there,
   /// after each object of a sweep on the flush thread ("flush:object"),
   /// on the sync thread before the journal's tail moves
   /// ("sync:checkpoint"), and in write_back_all() on its caller's thread
@@ -342,6 +345,8 @@ class MIMStore : public ObjectStore {
   /// Drops what _open_io made (recording the fault seam's I/O count).
   void _close_io();
   int _open_db(bool create);
+  /// After _open_db: a store of an older format becomes FORMAT, durably.
+  int _raise_format();
   void _close_db();
   /// How _close_all leaves the journal: marked clean (nothing beyond the
   /// checkpoint) or as it is, for the next mount to replay.
@@ -514,6 +519,9 @@ class MIMStore : public ObjectStore {
   int _write_back_object(const std::string& cname, const std::string& fname,
                          mim::ObjectState& st, WritebackOf of,
                          std::string* buf);
+  /// Its file writes (run by its checksum change). REQUIRES: as above.
+  int _write_runs(const mimstore::ObjectFDRef& f, const mim::ObjectState& st,
+                  WritebackOf of, std::string* buf);
   /// A write back of taken bytes failed (`what`: the flush, or an op's
   /// take): says what to mend and stops the store, before their sns are
   /// released, so the journal keeps them for the next mount.
@@ -575,7 +583,9 @@ class MIMStore : public ObjectStore {
   /// Copy d's bytes to dst: from memory, or read back from the journal
   /// with the whole write's crc checked (-EIO on a mismatch).
   int _fetch(const mim::DataRef& d, char* dst);
-  int _write_direct(const ObjectFDRef& f, uint64_t off,
+  /// REQUIRES: oid's stripe lock.
+  int _write_direct(const ApplyContext& ac, const ghobject_t& oid,
+                    const ObjectFDRef& f, uint64_t off,
                     const ceph::bufferlist& bl);
   int _write(const ApplyContext& ac,
              const coll_t& cid, const ghobject_t& oid, uint64_t off,
@@ -751,6 +761,8 @@ class MIMStore : public ObjectStore {
   /// owned by db (RocksDBStore deletes its Env), cleared before db goes.
   std::atomic<mimstore::CrashRocksEnv*> rocks_crash_env{nullptr};
   std::unique_ptr<mimstore::OmapStore> omap;
+  /// Data checksums over omap (made and gone with it).
+  std::unique_ptr<mimstore::Checksums> csums;
   /// What sweeps wrote back before a stop, for replay to skip (over db;
   /// made with it at mount, gone before it).
   std::unique_ptr<mimstore::WrittenBackRecords> written_back;

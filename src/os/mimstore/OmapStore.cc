@@ -777,9 +777,14 @@ int OmapStore::check(std::ostream& out, bool repair)
 {
   int errors = 0;
   std::map<uint64_t, ghobject_t> nids;
+  // One iterator, one view of the database: a live store keeps writing
+  // (a write back's checksum batch makes a record and its groups at once),
+  // and records read before a batch with keys read after it would look
+  // like keys without a record.
+  KeyValueDB::WholeSpaceIterator it = db->get_wholespace_iterator();
   {
-    KeyValueDB::Iterator it = db->get_iterator(RECORD_PREFIX);
-    for (it->seek_to_first(); it->valid(); it->next()) {
+    for (it->seek_to_first(RECORD_PREFIX);
+         it->valid() && it->raw_key_is_prefixed(RECORD_PREFIX); it->next()) {
       Record rec;
       if (decode_record(it->value(), &rec) < 0) {
         out << "a record does not decode; ";
@@ -819,8 +824,8 @@ int OmapStore::check(std::ostream& out, bool repair)
   }
   for (const char* prefix :
        {OMAP_PREFIX, XATTR_PREFIX, HEADER_PREFIX, CSUM_PREFIX}) {
-    KeyValueDB::Iterator it = db->get_iterator(prefix);
-    for (it->seek_to_first(); it->valid(); it->next()) {
+    for (it->seek_to_first(prefix);
+         it->valid() && it->raw_key_is_prefixed(prefix); it->next()) {
       string k = it->key();
       uint64_t nid = k.size() >= 8 ? be64_at(k, 0) : 0;
       bool csum = prefix == CSUM_PREFIX;

@@ -200,6 +200,7 @@ void MIMStore::_set_replay_guard(const ApplyContext& ac,
   int r = state == GuardState::IN_PROGRESS ? omap->sync()
                                            : omap->sync(oid, ac.spos);
   if (r == 0) {
+    _debug_point("guard:omap_synced");
     r = files->set_guard(f, ac.spos, state);
   }
   if (r < 0) {

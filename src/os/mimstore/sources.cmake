@@ -3,6 +3,7 @@
 file(GLOB mimstore_core_srcs CONFIGURE_DEPENDS
   ${CMAKE_CURRENT_LIST_DIR}/core/*.cc)
 set(mimstore_srcs
+  mimstore/Checksums.cc
   mimstore/Collections.cc
   mimstore/CrashRocksEnv.cc
   mimstore/JournalDevice.cc

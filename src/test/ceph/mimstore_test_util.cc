@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -18,6 +19,11 @@
 #include "log/Log.h"
 #include "include/stringify.h"
 #include "os/mimstore/MIMStore.h"
+#include "os/mimstore/Checksums.h"
+#include "os/mimstore/ObjectFiles.h"
+#include "os/mimstore/OmapStore.h"
+#include "kv/KeyValueDB.h"
+#include "core/io_env.h"
 
 namespace mimtest {
 
@@ -155,6 +161,17 @@ pid_t fork_child()
   pid_t pid = fork();
   g_ceph_context->notify_post_fork();
   return pid;
+}
+
+void die_at(ObjectStore* s, const std::string& point, int n)
+{
+  auto count = std::make_shared<int>(0);
+  static_cast<MIMStore*>(s)->set_debug_hook(
+    [point, n, count](const char* where) {
+      if (point == where && ++*count == n) {
+        _exit(0);
+      }
+    });
 }
 
 int in_mounted_child(
@@ -570,6 +587,94 @@ int64_t perf_counter(ObjectStore* s, int idx)
     return -1;
   }
   return int64_t(pc->get(idx));
+}
+
+int verify_checksums(const StoreDir& d, bool strict, std::string* report)
+{
+  std::string dbdir = d.data + "/db";
+  {
+    std::ifstream in(d.data + "/mimstore_db_dir");
+    std::string recorded;
+    if (in && std::getline(in, recorded) && !recorded.empty()) {
+      dbdir = recorded;
+    }
+  }
+  std::unique_ptr<KeyValueDB> db(
+    KeyValueDB::create(g_ceph_context, "rocksdb", dbdir));
+  if (!db) {
+    return -EIO;
+  }
+  mimstore::OmapStore::register_merge_operators(db.get());
+  std::stringstream err;
+  if (db->open(err) != 0) {
+    *report += "cannot open " + dbdir + ": " + err.str();
+    return -EIO;
+  }
+  mimstore::OmapStore omap(g_ceph_context, db.get());
+  int r = omap.init(mimstore::Checksums::ORDER);
+  if (r < 0) {
+    return r;
+  }
+  auto io = mim::make_posix_io_env();
+  mimstore::ObjectFiles files(g_ceph_context, io.get(), d.data, 16);
+  r = files.open();
+  if (r < 0) {
+    return r;
+  }
+  mimstore::Checksums csums(g_ceph_context, &omap, &files,
+                            mimstore::Checksums::ORDER, nullptr, false);
+  std::vector<coll_t> colls;
+  r = files.list_collections(&colls);
+  int wrong = 0;
+  for (size_t i = 0; r >= 0 && i < colls.size(); ++i) {
+    std::set<ghobject_t> objs;
+    r = files.list_objects(colls[i], &objs, nullptr);
+    for (auto it = objs.begin(); r >= 0 && it != objs.end(); ++it) {
+      mimstore::ObjectFDRef f;
+      uint64_t size = 0;
+      r = files.open_object(colls[i], *it, mimstore::OpenMode::EXISTING, &f);
+      if (r == 0) {
+        r = files.size(f, &size);
+      }
+      if (r < 0) {
+        break;
+      }
+      int w = csums.debug_verify(*it, f, 0, size, strict);
+      if (w < 0) {
+        r = w;
+        break;
+      }
+      // Past the end no chunk may claim data (a stale state would give a
+      // false -EIO once the object grows again).
+      const uint64_t cs = csums.chunk_size();
+      const uint64_t end_chunk = (size + cs - 1) / cs;
+      std::map<uint32_t, mim::CsumGroup> past;
+      r = omap.csum_get(*it, mim::csum_group_of(end_chunk), UINT32_MAX,
+                        &past);
+      if (r < 0) {
+        break;
+      }
+      for (auto& [g, grp] : past) {
+        for (unsigned k = 0; k < mim::CSUM_GROUP_CHUNKS; ++k) {
+          uint64_t c = uint64_t(g) * mim::CSUM_GROUP_CHUNKS + k;
+          if (c >= end_chunk && grp.state(k) != mim::ChunkState::UNKNOWN &&
+              grp.state(k) != mim::ChunkState::ZERO) {
+            *report += stringify(*it) + " chunk " + stringify(c) +
+              " past the end is " + mim::chunk_state_name(grp.state(k)) +
+              "; ";
+            ++w;
+          }
+        }
+      }
+      if (w > 0) {
+        *report += stringify(colls[i]) + " " + stringify(*it) + ": " +
+          stringify(w) + " wrong chunks (the log names them); ";
+        wrong += w;
+      }
+    }
+  }
+  files.close();
+  return r < 0 ? r : wrong;
 }
 
 }  // namespace mimtest

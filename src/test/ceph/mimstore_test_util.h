@@ -102,6 +102,10 @@ void start_with_collection(ObjectStore* s, const coll_t& cid,
 /// child starts its own (a forked child has only the forking thread).
 pid_t fork_child();
 
+/// In a child: die (exit 0, as kill -9) the n-th time (1-based) the store
+/// passes its named point `point` (MIMStore::set_debug_hook).
+void die_at(ObjectStore* s, const std::string& point, int n = 1);
+
 /// Run `body` in a forked child on the store at `d`, mounted. The child
 /// exits 0 when body returns, without umount (as kill -9 leaves a store
 /// after body's last commit; a body that needs its last transaction
@@ -185,5 +189,14 @@ class RandomTxns {
 
 /// A u64 counter of a store's perf counters (l_mimstore_*); -1 if none.
 int64_t perf_counter(ObjectStore* s, int idx);
+
+/// The data checksums of the unmounted store at d against its object
+/// files: every chunk of every object with a state must match its bytes
+/// (Checksums::debug_verify; BAD counts as wrong), and with `strict` (a
+/// store mkfs made, so every chunk written has a state) a chunk without a
+/// state must hold zeros. Returns the number of wrong chunks (each in
+/// *report), or a negative error. Only after a write back: a chunk the
+/// merge window covers whole may differ from its file until then.
+int verify_checksums(const StoreDir& d, bool strict, std::string* report);
 
 }  // namespace mimtest

@@ -419,6 +419,9 @@ TEST_P(MIMStoreMerge, ChainedUncleanStopsKeepOneWindow)
 TEST_P(MIMStoreMerge, DifferentialAgainstMemstore)
 {
   Conf c = window_conf(GetParam());
+  // Every data change checked against its file as it is made, and all
+  // checksums against the files at the end.
+  c.set("mimstore_debug_verify_csums", "true");
   const char* env = getenv("MIMSTORE_TEST_SEED");
   uint64_t seed = env ? strtoull(env, nullptr, 10) : 1234 + int(GetParam());
   SCOPED_TRACE("seed " + std::to_string(seed) +
@@ -479,8 +482,10 @@ TEST_P(MIMStoreMerge, DifferentialAgainstMemstore)
   hm.clear();
   hr.clear();
   EXPECT_EQ(0, mim->fsck(false));
-  ASSERT_EQ(0, mim->umount());
+  ASSERT_EQ(0, write_back_and_umount(mim.get()));
   ASSERT_EQ(0, mem->umount());
+  std::string report;
+  EXPECT_EQ(0, verify_checksums(dm, true, &report)) << report;
 }
 
 INSTANTIATE_TEST_SUITE_P(Merge, MIMStoreMerge,

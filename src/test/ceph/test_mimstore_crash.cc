@@ -31,7 +31,10 @@
  * block's write and its batch's), placed by the writer's named points.
  *
  * Environment: MIMSTORE_CRASH_POINTS (default 200 per setting),
- * MIMSTORE_CRASH_SEED (default 1), MIMSTORE_CRASH_ONLY=N (replay one point),
+ * MIMSTORE_CRASH_SEED (default 1), MIMSTORE_CRASH_ONLY=N (replay one point;
+ * with MIMSTORE_CRASH_INDEX=p, as the p-th point of the loop: p % 3 picks a
+ * second crash during the replay (1) or a second life (2); a failure's
+ * trace gives both),
  * MIMSTORE_CRASH_DUMP_TXNS=1 (print the seed's transactions as JSON, run
  * nothing: the workload does not depend on timing, only the I/O count does),
  * MIMSTORE_CRASH_CUT_SEED=S (the seed of the cut's outcomes; by default
@@ -471,6 +474,7 @@ TEST_P(MIMStoreCrash, PowerLossAtWalkingIOPoints)
   const uint64_t seed = env_u64("MIMSTORE_CRASH_SEED", 1);
   const uint64_t points = env_u64("MIMSTORE_CRASH_POINTS", 200);
   const uint64_t only = env_u64("MIMSTORE_CRASH_ONLY", 0);
+  const uint64_t only_index = env_u64("MIMSTORE_CRASH_INDEX", 0);
   // MIMSTORE_CRASH_META=xfs: metadata ops (create, rename, unlink, xattrs)
   // durable only at the next log force, the rest undone at a crash.
   const char* meta_env = getenv("MIMSTORE_CRASH_META");
@@ -550,6 +554,16 @@ TEST_P(MIMStoreCrash, PowerLossAtWalkingIOPoints)
     }
     EXPECT_EQ(0, s->fsck(false));
     const bool next_life = found && p % 3 == 2 && k < ref.total();
+    // The data checksums against the files once the window is written
+    // back (a chunk the window covers whole may differ until then): not
+    // before a next life, whose start must find the window as it was.
+    auto check_csums = [&](std::unique_ptr<ObjectStore>& st,
+                           const char* when) {
+      ASSERT_EQ(0, write_back_and_umount(st.get()));
+      std::string report;
+      EXPECT_EQ(0, verify_checksums(d, true, &report)) << when << ": "
+                                                       << report;
+    };
     if (next_life) {
       // This mount appends before it stops, as a running OSD does: one
       // collection made and removed, which leaves no trace in the state.
@@ -564,8 +578,10 @@ TEST_P(MIMStoreCrash, PowerLossAtWalkingIOPoints)
       ASSERT_EQ(0, apply(s.get(), ch, std::move(t1)));
       t2.remove_collection(scratch);
       ASSERT_EQ(0, apply(s.get(), ch, std::move(t2)));
+      ASSERT_EQ(0, s->umount());
+    } else {
+      check_csums(s, "after the crash");
     }
-    ASSERT_EQ(0, s->umount());
     acked_total += r.acked;
     if (next_life) {
       // A second life from the state found: new writes after the replayed
@@ -593,18 +609,19 @@ TEST_P(MIMStoreCrash, PowerLossAtWalkingIOPoints)
         ++lost;
       }
       EXPECT_EQ(0, s2->fsck(false));
-      ASSERT_EQ(0, s2->umount());
+      check_csums(s2, "after the second life");
       acked_total += r2.acked - k;
       ++second_lives;
     }
   };
-  for (uint64_t p = 0; p < points; ++p) {
+  for (uint64_t p = only ? only_index : 0; p < points || only; ++p) {
     uint64_t n = only ? only : 1 + p * total_io / points + (p % 7);
     int code;
     run_point(p, n, "crash_at=" + stringify(n) + ",mode=random", {},
               "crash point " + stringify(n) + " seed " + stringify(seed) +
               " merge " + mode_name(mode) +
               " (replay with MIMSTORE_CRASH_ONLY=" + stringify(n) +
+              " MIMSTORE_CRASH_INDEX=" + stringify(p) +
               " MIMSTORE_CRASH_SEED=" + stringify(seed) + ")", &code);
     if (HasFatalFailure()) {
       return;

@@ -147,18 +147,6 @@ bool exited_ok(int status)
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-/// Die at the n-th time the store passes `point` (1-based).
-void die_at(ObjectStore* s, const std::string& point, int n = 1)
-{
-  auto count = std::make_shared<int>(0);
-  static_cast<MIMStore*>(s)->set_debug_hook(
-    [point, n, count](const char* where) {
-      if (point == where && ++*count == n) {
-        _exit(0);
-      }
-    });
-}
-
 /// umount and mount: everything so far durable, journal empty.
 void checkpoint(std::unique_ptr<ObjectStore>& s)
 {
