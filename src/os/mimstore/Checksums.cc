@@ -35,6 +35,13 @@ namespace {
 /// Chunks read back per pread: bounds the buffer of a large change.
 constexpr uint64_t SPAN_CHUNKS = 256;
 
+std::string to_hex(uint32_t v)
+{
+  char b[9];
+  snprintf(b, sizeof(b), "%08x", v);
+  return b;
+}
+
 }  // namespace
 
 Checksums::Checksums(CephContext* cct, OmapStore* omap, ObjectFiles* files,
@@ -389,6 +396,93 @@ int Checksums::rebuild(const coll_t& cid, const ghobject_t& oid)
     return 0;
   }
   return r < 0 ? r : rebuild(oid, f);
+}
+
+int Checksums::verify_read(const ghobject_t& oid, const ObjectFDRef& f,
+                           uint64_t first, uint64_t n, char* buf,
+                           const std::function<bool(uint64_t)>& skip,
+                           uint64_t* errors)
+{
+  if (n == 0 || first > mim::CSUM_MAX_CHUNK) {
+    return 0;
+  }
+  const uint64_t last = std::min(first + n - 1, mim::CSUM_MAX_CHUNK);
+  std::map<uint64_t, std::pair<ChunkState, uint32_t>> st;
+  int r = states(oid, first, last, &st);
+  if (r < 0) {
+    return r;
+  }
+  const uint64_t cs = chunk_size();
+  uint64_t verified = 0, unverified = 0;
+  int ret = 0;
+  for (uint64_t c = first; c <= last; ++c) {
+    if (skip && skip(c)) {
+      continue;
+    }
+    auto s = st.find(c);
+    std::pair<ChunkState, uint32_t> want{ChunkState::UNKNOWN, 0};
+    if (s != st.end()) {
+      want = s->second;
+    } else if (complete_) {
+      want.first = ChunkState::ZERO;  // never written
+    } else {
+      ++unverified;  // written before the store kept checksums
+      continue;
+    }
+    char* p = buf + (c - first) * cs;
+    ++verified;
+    if (!matches(want.first, want.second, p, cs)) {
+      ret = reread_chunk(oid, f, c, want.first, want.second, p);
+      if (ret < 0 && !errors) {
+        break;
+      }
+      if (ret < 0) {
+        ++*errors;
+      }
+    }
+  }
+  inc(l_mimstore_csum_verified, verified);
+  inc(l_mimstore_csum_unverified, unverified);
+  return errors ? 0 : ret;
+}
+
+int Checksums::reread_chunk(const ghobject_t& oid, const ObjectFDRef& f,
+                            uint64_t c, ChunkState s, uint32_t crc, char* p)
+{
+  const uint64_t cs = chunk_size();
+  string img(cs, '\0');
+  const uint32_t found = mim::crc32c(0, p, cs);
+  if (s != ChunkState::BAD) {
+    // Clean pages only: a dirty one is the file's newest bytes, and stays.
+    f->io->drop_cache(f->fd, c * cs, cs);
+    int r = read_chunk(f, c, img.data());
+    if (r == 0 && matches(s, crc, img.data(), cs)) {
+      memcpy(p, img.data(), cs);
+      inc(l_mimstore_csum_retried_ok);
+      dout(1) << oid << " chunk " << c << " of " << f->path << " did not "
+              << "match its checksum in the page cache (crc " << std::hex
+              << found << std::dec << "), and did when read again from "
+              << "the disk" << dendl;
+      return 0;
+    }
+    // Not left in the cache: the write back's gap probe must not take it.
+    f->io->drop_cache(f->fd, c * cs, cs);
+  }
+  uint64_t phys = 0;
+  const bool mapped = f->io->physical_offset(f->fd, c * cs, &phys) == 0;
+  inc(l_mimstore_csum_errors);
+  derr << "checksum error: " << oid << " bytes " << c * cs << "~" << cs
+       << " (" << f->path << (mapped ? ", disk offset " +
+                              std::to_string(phys) : std::string())
+       << "): " << (s == ChunkState::BAD
+                    ? std::string("marked bad by an earlier check")
+                    : std::string("expected ") + mim::chunk_state_name(s) +
+                      (s == ChunkState::CRC ? " crc " + to_hex(crc) : "") +
+                      ", found crc " + to_hex(found) +
+                      (mim::is_all_zero(p, cs) ? " (zeros)" : ""))
+       << "; the read returns -EIO, and the OSD repairs the object from "
+       << "another copy" << dendl;
+  return -EIO;
 }
 
 int Checksums::debug_verify(const ghobject_t& oid, const ObjectFDRef& f,

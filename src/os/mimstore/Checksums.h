@@ -107,6 +107,26 @@ class Checksums {
   /// rebuild() of the file of cid/oid if there is one (else 0).
   int rebuild(const coll_t& cid, const ghobject_t& oid);
 
+  /// A complete store (COMPLETE_META): a chunk without a state was never
+  /// written and must read as zeros. Set at mount.
+  void set_complete(bool c) { complete_ = c; }
+  bool complete() const { return complete_; }
+
+  /// A read's check: chunks first .. first+n-1 of oid's file, whose bytes
+  /// are at buf (n * chunk_size(), zeros past the end), each against its
+  /// state but those skip(c) names (the cache covers them whole, rule R4).
+  /// A mismatch is read again from the device, the chunk's pages dropped
+  /// from the page cache first (a bad page, or a bad transfer, is not rot);
+  /// if that matches, its bytes replace buf's. Returns 0, or -EIO for a
+  /// chunk that is BAD or still differs (logged, counted), or a read error.
+  /// With `errors` (fsck), every chunk is checked, the failing ones are
+  /// added to it and 0 is returned; else it stops at the first. REQUIRES:
+  /// the object's stripe lock.
+  int verify_read(const ghobject_t& oid, const ObjectFDRef& f, uint64_t first,
+                  uint64_t n, char* buf,
+                  const std::function<bool(uint64_t)>& skip,
+                  uint64_t* errors = nullptr);
+
   /// Tests and mimstore_debug_verify_csums: every chunk of [off, off+len)
   /// of the file against its recorded state. 0, or the number of chunks
   /// whose state does not match the file's bytes (each logged), or an
@@ -123,6 +143,7 @@ class Checksums {
   const unsigned order_;
   PerfCounters* const logger;
   const bool debug_verify_changes;
+  bool complete_ = false;  ///< set at mount, before any read or change
 
   /// Chunk c's bytes as the file holds them (zeros past the end) into buf
   /// (chunk_size() bytes); reads of adjacent chunks are the caller's to
@@ -142,6 +163,10 @@ class Checksums {
   /// Does the image match a recorded state? UNKNOWN: yes.
   static bool matches(mim::ChunkState s, uint32_t crc, const char* p,
                       size_t n);
+  /// verify_read of one chunk that did not match: read it again from the
+  /// device into p; 0 when it matches now, else -EIO (logged).
+  int reread_chunk(const ghobject_t& oid, const ObjectFDRef& f, uint64_t c,
+                   mim::ChunkState s, uint32_t crc, char* p);
   void inc(int idx, uint64_t v = 1);
   /// debug_verify_changes: these chunks (sorted) of the file against
   /// their states, aborting on a difference. Only the chunks changed: a

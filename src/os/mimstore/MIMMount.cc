@@ -274,6 +274,11 @@ int MIMStore::_open_db(bool create)
   csums = std::make_unique<Checksums>(cct, omap.get(), files.get(),
                                       Checksums::ORDER, logger,
                                       conf.debug_verify_csums);
+  {
+    string v;
+    csums->set_complete(read_meta(Checksums::COMPLETE_META, &v) == 0 &&
+                        v == "yes");
+  }
   if (r == 0 && !create) {
     r = _drop_legacy_omap();
   }

@@ -190,6 +190,18 @@ PerfCounters* build_perf_counters(CephContext* cct)
   b.add_u64_counter(l_mimstore_csum_replay_rebased, "csum_replay_rebased",
                     "Chunks whose checksum replay took from the file's "
                     "bytes (merged writes covering them in part)");
+  b.add_u64_counter(l_mimstore_csum_verified, "csum_verified",
+                    "Chunks a read checked against their data checksum");
+  b.add_u64_counter(l_mimstore_csum_unverified, "csum_unverified",
+                    "Chunks a read returned unchecked: written before the "
+                    "store kept checksums (a store raised from format 3)");
+  b.add_u64_counter(l_mimstore_csum_errors, "csum_errors",
+                    "Chunks whose bytes failed their checksum on a read, "
+                    "also when read again from the disk: the read returned "
+                    "-EIO");
+  b.add_u64_counter(l_mimstore_csum_retried_ok, "csum_retried_ok",
+                    "Checksum mismatches on a read that a second read from "
+                    "the disk cleared (a bad page or transfer)");
   add_journal_data_counters(b);
   return b.create_perf_counters();
 }

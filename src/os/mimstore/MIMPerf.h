@@ -75,6 +75,10 @@ enum {
   l_mimstore_csum_rmw_reads,          ///< old chunks read to verify a partial overwrite
   l_mimstore_csum_bad_marked,         ///< chunks found rotten and marked bad
   l_mimstore_csum_replay_rebased,     ///< chunks whose state replay took from the file
+  l_mimstore_csum_verified,           ///< chunks a read checked
+  l_mimstore_csum_unverified,         ///< chunks a read could not check (no state)
+  l_mimstore_csum_errors,             ///< chunks a read found wrong: -EIO
+  l_mimstore_csum_retried_ok,         ///< mismatches a read from the disk cleared
   l_mimstore_last
 };
 

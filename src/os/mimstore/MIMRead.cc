@@ -12,6 +12,7 @@
 #include "common/errno.h"
 #include "kv/KeyValueDB.h"
 
+#include "Checksums.h"
 #include "ObjectFiles.h"
 #include "ObjectName.h"
 
@@ -25,6 +26,69 @@ using ceph::bufferlist;
 using ceph::bufferptr;
 
 using namespace mimstore;
+
+namespace {
+
+/// The part of read() the cache does not cover whole: [offset, offset+len)
+/// of the object file f into dst, zeros past its end, its chunks checked
+/// against their checksums (all but those the cache covers whole).
+/// REQUIRES: the object's stripe lock.
+int read_file_verified(ObjectFiles* files, const mim::Htmll* htmll,
+                       Checksums* csums, const std::string& cname,
+                       const std::string& fname, const ghobject_t& oid,
+                       const ObjectFDRef& f, uint64_t offset, uint64_t len,
+                       char* dst)
+{
+  // The file's bytes of whole chunks (a checksum covers a whole chunk): at
+  // most a chunk more at each end, in the same seek, none for aligned
+  // reads; up to the file's end rounded up, past which there are zeros.
+  const uint64_t cs = csums->chunk_size();
+  uint64_t fsize = 0;
+  int r = files->size(f, &fsize);
+  if (r < 0) {
+    return r;
+  }
+  const uint64_t a = offset - offset % cs;
+  auto up = [cs](uint64_t x) { return (x + cs - 1) / cs * cs; };
+  const uint64_t e = std::min(up(offset + len), up(fsize));
+  if (e <= offset) {
+    memset(dst, 0, len);  // all past the file's end (cached bytes go over)
+    return 0;
+  }
+  std::string wide;
+  char* buf = dst;
+  if (a != offset || e - a > len) {
+    wide.resize(e - a);
+    buf = wide.data();
+  }
+  r = files->read_into(f, a, e - a, buf);
+  if (r < 0) {
+    return r;
+  }
+  memset(buf + r, 0, e - a - r);
+  // Chunks the cache covers whole are not checked (rule R4: after a replay
+  // their file bytes may be older than their states); the cache's bytes go
+  // over them, checked by their journal copy's crc.
+  std::vector<mim::CachedExtent> ext;
+  htmll->lookup(cname, fname, a, e - a, &ext);
+  r = csums->verify_read(oid, f, a / cs, (e - a) / cs, buf,
+                         [&](uint64_t chunk) {
+                           return mim::extents_cover(ext, chunk * cs, cs);
+                         });
+  if (r < 0) {
+    return r;
+  }
+  if (buf != dst) {
+    uint64_t n = std::min(len, e - offset);
+    memcpy(dst, buf + (offset - a), n);
+    memset(dst + n, 0, len - n);
+  } else if (e - a < len) {
+    memset(dst + (e - a), 0, len - (e - a));
+  }
+  return 0;
+}
+
+}  // namespace
 
 // ---------------------------------------------------------------------------
 // reads
@@ -115,15 +179,13 @@ int MIMStore::read(CollectionHandle& ch, const ghobject_t& oid,
   if (mim::extents_cover(ext, offset, len)) {
     logger->inc(l_mimstore_reads_from_cache);
   } else {
-    r = files->read_into(h.f, offset, len, bp.c_str());
+    r = read_file_verified(files.get(), htmll.get(), csums.get(), c->name,
+                           h.fname, oid, h.f, offset, len, bp.c_str());
     if (r < 0) {
       // -EIO goes back to the OSD, which repairs the object from a replica
       derr << __func__ << " " << c->cid << " " << oid << " read failed: "
            << cpp_strerror(r) << dendl;
       return r;
-    }
-    if (uint64_t(r) < len) {
-      memset(bp.c_str() + r, 0, len - r);
     }
   }
   for (auto& e : ext) {

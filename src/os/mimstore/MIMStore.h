@@ -408,9 +408,9 @@ class MIMStore : public ObjectStore {
   /// read by the lifecycle calls only (mount, fsck), never concurrent.
   bool in_fsck = false;
   int _fsck(bool deep, bool repair);
-  /// One collection's directory against its index; deep reads every object.
-  void _fsck_collection(const coll_t& cid, const Collection& c, bool deep,
-                        bool repair, std::set<ghobject_t>* with_files,
+  /// One collection's directory against its index.
+  void _fsck_collection(const coll_t& cid, const Collection& c, bool repair,
+                        std::set<ghobject_t>* with_files,
                         FsckCount* n) MIM_REQUIRES_SHARED(c.lock);
   /// The omap DB: every object's omap has a file; OmapStore's own check.
   void _fsck_omap(const std::set<ghobject_t>& with_files, bool repair,

@@ -589,7 +589,8 @@ int64_t perf_counter(ObjectStore* s, int idx)
   return int64_t(pc->get(idx));
 }
 
-int verify_checksums(const StoreDir& d, bool strict, std::string* report)
+std::unique_ptr<KeyValueDB> open_store_db(const StoreDir& d,
+                                          std::string* err)
 {
   std::string dbdir = d.data + "/db";
   {
@@ -602,12 +603,24 @@ int verify_checksums(const StoreDir& d, bool strict, std::string* report)
   std::unique_ptr<KeyValueDB> db(
     KeyValueDB::create(g_ceph_context, "rocksdb", dbdir));
   if (!db) {
-    return -EIO;
+    *err = "cannot make a RocksDB for " + dbdir;
+    return nullptr;
   }
   mimstore::OmapStore::register_merge_operators(db.get());
-  std::stringstream err;
-  if (db->open(err) != 0) {
-    *report += "cannot open " + dbdir + ": " + err.str();
+  std::stringstream es;
+  if (db->open(es) != 0) {
+    *err = "cannot open " + dbdir + ": " + es.str();
+    return nullptr;
+  }
+  return db;
+}
+
+int verify_checksums(const StoreDir& d, bool strict, std::string* report)
+{
+  std::string err;
+  auto db = open_store_db(d, &err);
+  if (!db) {
+    *report += err;
     return -EIO;
   }
   mimstore::OmapStore omap(g_ceph_context, db.get());

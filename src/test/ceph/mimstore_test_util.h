@@ -23,6 +23,8 @@
 #include "common/Cond.h"
 #include "os/ObjectStore.h"
 
+class KeyValueDB;
+
 namespace mimtest {
 
 /// A temporary directory with `data/` and a journal file, removed at the
@@ -198,5 +200,10 @@ int64_t perf_counter(ObjectStore* s, int idx);
 /// *report), or a negative error. Only after a write back: a chunk the
 /// merge window covers whole may differ from its file until then.
 int verify_checksums(const StoreDir& d, bool strict, std::string* report);
+
+/// The RocksDB of the (unmounted) store at d, opened with the store's
+/// merge operators; null with *err saying why.
+std::unique_ptr<KeyValueDB> open_store_db(const StoreDir& d,
+                                          std::string* err);
 
 }  // namespace mimtest

@@ -5,7 +5,9 @@
  * op that changes an object's bytes leaves each chunk it touched with the
  * state of the file's bytes; a partial overwrite does not bless rot; a
  * remove drops the states; a replayed clone takes its file's states; a
- * format-3 store is raised to 4 at mount.
+ * format-3 store is raised to 4 at mount. Reads check what they return: a
+ * rotten or bad chunk fails with -EIO, a chunk without a state only in a
+ * complete store.
  * (The differential test and the crash loop check every chunk of every
  * object too: verify_checksums.)
  */
@@ -66,6 +68,40 @@ std::string object_path(const StoreDir& d, const ghobject_t& o)
 {
   return d.data + "/objects/" + CID.to_str() + "/" +
     mimstore::object_file_name(o);
+}
+
+/// A new store at d with object a (len bytes of pattern 1), written back
+/// and unmounted.
+void write_object(const StoreDir& d, const ghobject_t& a, uint64_t len)
+{
+  auto s = mimtest::make_store(d);
+  ObjectStore::CollectionHandle ch;
+  ASSERT_NO_FATAL_FAILURE(mimtest::start_with_collection(s.get(), CID, &ch));
+  Transaction t;
+  t.write(CID, a, 0, len, pattern(len, 1));
+  ASSERT_EQ(0, mimtest::apply(s.get(), ch, std::move(t)));
+  ch.reset();
+  ASSERT_EQ(0, mimtest::write_back_and_umount(s.get()));
+}
+
+/// write_object (64 KiB); then one bit of byte `at` of its file flipped
+/// under the store: in the page cache, or (on_disk) synced and dropped
+/// from it.
+void write_then_rot(const StoreDir& d, const ghobject_t& a, uint64_t at,
+                    bool on_disk)
+{
+  ASSERT_NO_FATAL_FAILURE(write_object(d, a, 65536));
+  int fd = ::open(object_path(d, a).c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  char b = 0;
+  ASSERT_EQ(1, ::pread(fd, &b, 1, at));
+  b ^= 0x10;
+  ASSERT_EQ(1, ::pwrite(fd, &b, 1, at));
+  if (on_disk) {
+    ASSERT_EQ(0, ::fsync(fd));
+    ASSERT_EQ(0, ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED));
+  }
+  ::close(fd);
 }
 
 class MIMStoreCsum : public ::testing::TestWithParam<Window> {};
@@ -143,26 +179,7 @@ TEST_P(MIMStoreCsum, PartialOverwriteOfRottenChunkMarksItBad)
   Conf c = csum_conf(GetParam());
   StoreDir d;
   auto a = obj("a");
-  {
-    auto s = mimtest::make_store(d);
-    ObjectStore::CollectionHandle ch;
-    ASSERT_NO_FATAL_FAILURE(
-      mimtest::start_with_collection(s.get(), CID, &ch));
-    Transaction t;
-    t.write(CID, a, 0, 65536, pattern(65536, 1));
-    ASSERT_EQ(0, mimtest::apply(s.get(), ch, std::move(t)));
-    ch.reset();
-    ASSERT_EQ(0, mimtest::write_back_and_umount(s.get()));
-  }
-  {
-    int fd = ::open(object_path(d, a).c_str(), O_RDWR);
-    ASSERT_GE(fd, 0);
-    char b = 0;
-    ASSERT_EQ(1, ::pread(fd, &b, 1, 100));
-    b ^= 0x10;
-    ASSERT_EQ(1, ::pwrite(fd, &b, 1, 100));
-    ::close(fd);
-  }
+  ASSERT_NO_FATAL_FAILURE(write_then_rot(d, a, 100, false));
   // With the debug check off: it would (rightly) abort on the bad chunk.
   c.set("mimstore_debug_verify_csums", "false");
   auto s = mimtest::make_store(d);
@@ -177,6 +194,15 @@ TEST_P(MIMStoreCsum, PartialOverwriteOfRottenChunkMarksItBad)
   std::string report;
   // Chunk 0 is bad (counted as wrong), every other chunk matches.
   EXPECT_EQ(1, mimtest::verify_checksums(d, true, &report)) << report;
+  // And a read of it fails; one of the next chunk does not.
+  ASSERT_EQ(0, s->mount());
+  ch = s->open_collection(CID);
+  bufferlist got;
+  EXPECT_EQ(-EIO, s->read(ch, a, 2048, 512, got));
+  EXPECT_EQ(4096, s->read(ch, a, 4096, 4096, got));
+  EXPECT_EQ(1, mimtest::perf_counter(s.get(), l_mimstore_csum_errors));
+  ch.reset();
+  ASSERT_EQ(0, s->umount());
 }
 
 // A remove takes the object's checksums with it (a later object of the
@@ -207,13 +233,9 @@ TEST_P(MIMStoreCsum, RemoveDropsTheStates)
   std::string report;
   EXPECT_EQ(0, mimtest::verify_checksums(d, true, &report)) << report;
   // Only the new object's chunk 1 has a state.
-  std::string dbdir;
-  ASSERT_EQ(0, s->read_meta("mimstore_db_dir", &dbdir));
-  std::unique_ptr<KeyValueDB> db(
-    KeyValueDB::create(g_ceph_context, "rocksdb", dbdir));
-  mimstore::OmapStore::register_merge_operators(db.get());
-  std::stringstream err;
-  ASSERT_EQ(0, db->open(err)) << err.str();
+  std::string err;
+  auto db = mimtest::open_store_db(d, &err);
+  ASSERT_TRUE(db) << err;
   mimstore::OmapStore om(g_ceph_context, db.get());
   ASSERT_EQ(0, om.init());
   std::map<uint32_t, mim::CsumGroup> groups;
@@ -273,6 +295,89 @@ TEST_P(MIMStoreCsum, ReplayedCloneOverStampedOmapTakesTheFilesStates)
   ASSERT_EQ(0, mimtest::write_back_and_umount(s.get()));
   std::string report;
   EXPECT_EQ(0, mimtest::verify_checksums(d, true, &report)) << report;
+}
+
+// Rot on the disk: a byte of an object file changed under the store and
+// out of the page cache. Every read that returns a byte of that chunk gets
+// -EIO (the OSD repairs from a replica), aligned or not; the chunks around
+// it read fine; the error is counted once per read; deep fsck counts it.
+TEST_P(MIMStoreCsum, ReadOfRottenChunkFailsWithEIO)
+{
+  Conf c = csum_conf(GetParam());
+  StoreDir d;
+  auto a = obj("a");
+  ASSERT_NO_FATAL_FAILURE(write_then_rot(d, a, 3 * 4096 + 7, true));
+  auto s = mimtest::make_store(d);
+  ASSERT_EQ(0, s->mount());
+  auto ch = s->open_collection(CID);
+  bufferlist got;
+  EXPECT_EQ(-EIO, s->read(ch, a, 0, 65536, got));
+  EXPECT_EQ(-EIO, s->read(ch, a, 3 * 4096 + 100, 10, got));
+  EXPECT_EQ(-EIO, s->read(ch, a, 2 * 4096 + 4000, 200, got));
+  EXPECT_EQ(8192, s->read(ch, a, 4 * 4096, 8192, got));
+  bufferlist want;
+  want.substr_of(pattern(65536, 1), 4 * 4096, 8192);
+  EXPECT_TRUE(got.contents_equal(want));
+  EXPECT_EQ(4096, s->read(ch, a, 2 * 4096, 4096, got));
+  EXPECT_EQ(3, mimtest::perf_counter(s.get(), l_mimstore_csum_errors));
+  EXPECT_EQ(0, mimtest::perf_counter(s.get(), l_mimstore_csum_retried_ok));
+  EXPECT_GT(mimtest::perf_counter(s.get(), l_mimstore_csum_verified), 0);
+  // fsck finds it only deep, one error for the one chunk.
+  EXPECT_EQ(0, s->fsck(false));
+  EXPECT_EQ(1, s->fsck(true));
+  // A rewrite of the whole chunk replaces the rot and its state.
+  Transaction t;
+  t.write(CID, a, 3 * 4096, 4096, pattern(4096, 7));
+  ASSERT_EQ(0, mimtest::apply(s.get(), ch, std::move(t)));
+  ch.reset();
+  ASSERT_EQ(0, mimtest::write_back_and_umount(s.get()));
+  ASSERT_EQ(0, s->mount());
+  ch = s->open_collection(CID);
+  EXPECT_EQ(65536, s->read(ch, a, 0, 65536, got));
+  EXPECT_EQ(0, s->fsck(true));
+  ch.reset();
+  ASSERT_EQ(0, s->umount());
+}
+
+// A chunk with data but no state: in a complete store (made at format 4)
+// that cannot be, and the read fails; in a store raised from format 3 it
+// is data written before checksums, read unverified and counted.
+TEST_P(MIMStoreCsum, ChunkWithoutStateFailsOnlyInACompleteStore)
+{
+  Conf c = csum_conf(GetParam());
+  c.set("mimstore_debug_verify_csums", "false");
+  StoreDir d;
+  auto a = obj("a");
+  ASSERT_NO_FATAL_FAILURE(write_object(d, a, 16384));
+  {
+    // Forget the object's states, as a store of format 3 never had them.
+    std::string err;
+    auto db = mimtest::open_store_db(d, &err);
+    ASSERT_TRUE(db) << err;
+    mimstore::OmapStore om(g_ceph_context, db.get());
+    ASSERT_EQ(0, om.init());
+    ASSERT_EQ(0, om.csum_update(a, {}, 0));
+    ASSERT_EQ(0, om.sync());
+  }
+  bufferlist got;
+  {
+    auto s = mimtest::make_store(d);
+    ASSERT_EQ(0, s->mount());
+    auto ch = s->open_collection(CID);
+    EXPECT_EQ(-EIO, s->read(ch, a, 0, 4096, got));
+    ch.reset();
+    ASSERT_EQ(0, s->umount());
+  }
+  ASSERT_EQ(0, ::unlink((d.data + "/mimstore_csum_complete").c_str()));
+  auto s = mimtest::make_store(d);
+  ASSERT_EQ(0, s->mount());
+  auto ch = s->open_collection(CID);
+  EXPECT_EQ(16384, s->read(ch, a, 0, 16384, got));
+  EXPECT_TRUE(got.contents_equal(pattern(16384, 1)));
+  EXPECT_EQ(4, mimtest::perf_counter(s.get(), l_mimstore_csum_unverified));
+  EXPECT_EQ(0, mimtest::perf_counter(s.get(), l_mimstore_csum_errors));
+  ch.reset();
+  ASSERT_EQ(0, s->umount());
 }
 
 INSTANTIATE_TEST_SUITE_P(Window, MIMStoreCsum,

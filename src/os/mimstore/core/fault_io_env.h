@@ -292,6 +292,8 @@ class FaultIoEnv : public IoEnv {
   /// Passed through, never injected, never counted, and it makes nothing
   /// durable (the model keeps the range's writes undoable until a sync).
   int writeback(int fd, uint64_t off, uint64_t len, bool wait) override;
+  /// Passed through (after a crash: -EIO), never counted.
+  int drop_cache(int fd, uint64_t off, uint64_t len) override;
   int ftruncate(int fd, uint64_t size) override;
   int fallocate(int fd, int mode, uint64_t off, uint64_t len) override;
   int fstat(int fd, struct stat* st) override;

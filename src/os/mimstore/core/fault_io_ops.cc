@@ -282,6 +282,17 @@ int FaultIoEnv::writeback(int fd, uint64_t off, uint64_t len, bool wait)
   return base_->writeback(fd, off, len, wait);
 }
 
+int FaultIoEnv::drop_cache(int fd, uint64_t off, uint64_t len)
+{
+  {
+    std::lock_guard l(lock_);
+    if (crashed_) {
+      return -EIO;
+    }
+  }
+  return base_->drop_cache(fd, off, len);
+}
+
 int FaultIoEnv::ftruncate(int fd, uint64_t size)
 {
   std::lock_guard l(lock_);

@@ -74,6 +74,7 @@ class PosixIoEnv : public IoEnv {
   int fdatasync(int fd) override;
   int syncfs(int fd) override;
   int writeback(int fd, uint64_t off, uint64_t len, bool wait) override;
+  int drop_cache(int fd, uint64_t off, uint64_t len) override;
   int ftruncate(int fd, uint64_t size) override;
   int fallocate(int fd, int mode, uint64_t off, uint64_t len) override;
   int fstat(int fd, struct stat* st) override;
@@ -371,6 +372,12 @@ int PosixIoEnv::writeback(int fd, uint64_t off, uint64_t len, bool wait)
     r = ::sync_file_range(fd, off, len, flags);
   } while (r < 0 && errno == EINTR);
   return r < 0 ? -errno : 0;
+}
+
+int PosixIoEnv::drop_cache(int fd, uint64_t off, uint64_t len)
+{
+  // Returns the error itself, not -1 and errno.
+  return -::posix_fadvise(fd, off, len, POSIX_FADV_DONTNEED);
 }
 
 int PosixIoEnv::ftruncate(int fd, uint64_t size)

@@ -70,6 +70,13 @@ class IoEnv {
   /// it paces the writeback that a later fsync/syncfs would otherwise
   /// push out all at once. -EINVAL/-ENOSYS/-ESPIPE: not supported here.
   virtual int writeback(int fd, uint64_t off, uint64_t len, bool wait) = 0;
+  /// posix_fadvise(POSIX_FADV_DONTNEED): drop [off, off+len)'s clean pages
+  /// from the page cache, so the next read of them goes to the device (a
+  /// checksum mismatch is read again from the disk before it is called an
+  /// error). Dirty pages stay: they are the file's newest bytes.
+  virtual int drop_cache(int /*fd*/, uint64_t /*off*/, uint64_t /*len*/) {
+    return -EOPNOTSUPP;
+  }
   virtual int ftruncate(int fd, uint64_t size) = 0;
   virtual int fallocate(int fd, int mode, uint64_t off, uint64_t len) = 0;
   virtual int fstat(int fd, struct stat* st) = 0;
