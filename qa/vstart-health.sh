@@ -26,6 +26,11 @@
 #       MIMSTORE_FSCK_ERRORS     a stray file found by ceph-objectstore-tool
 #                                --op fsck on the stopped OSD; removed, a
 #                                clean fsck clears it
+#       MIMSTORE_CSUM_ERRORS     a bit of an object's file flipped on the
+#                                stopped OSD (after --flush-journal wrote
+#                                it back), found by a deep scrub's read;
+#                                the object rewritten, cleared after the
+#                                test's window
 #
 #   qa/vstart-health.sh        (root: loop devices, mounts, fsfreeze, blkio
 #                               throttles, /run/udev)
@@ -168,6 +173,7 @@ dev_cluster_start 1 true \
   "mimstore warn writeback stall age = 20" \
   "mimstore warn inodes free ratio = 0.5" \
   "mimstore warn db free ratio = 0.5" \
+  "mimstore warn csum error window = 30" \
   "mimstore backoff max delay = 0" "mimstore backoff pace = false" \
   "osd mclock skip benchmark = true" \
   "osd op thread timeout = 120" "osd op thread suicide timeout = 600"
@@ -469,4 +475,48 @@ cot --op fsck >/dev/null 2>&1 || die "fsck still fails after the stray file went
 dev_osd_start 0
 dev_wait_up 1 120 || die "osd.0 did not come back"
 wait_check absent 90 MIMSTORE_FSCK_ERRORS
-log "PASS: devices, metrics through ceph-exporter, omap bytes and five health warnings, each raised and cleared"
+
+log "MIMSTORE_CSUM_ERRORS: a bit of an object's file flipped on the stopped OSD, read by a deep scrub"
+probe() {  # probe put|get: write, or read back, the object csumprobe
+  env LD_LIBRARY_PATH="$CEPH_BUILD_DIR/lib" PYTHONPATH="$CEPH_BUILD_DIR/lib/cython_modules/lib.3" \
+    /usr/bin/python3 - "$CEPH_CONF" $POOL "$1" <<'EOF'
+import sys, rados
+conf, pool, what = sys.argv[1:4]
+c = rados.Rados(conffile=conf); c.connect(); io = c.open_ioctx(pool)
+data = bytes((i * 31 + i // 4096) & 0xff for i in range(65536))
+if what == "put":
+    io.write_full("csumprobe", data)
+elif io.read("csumprobe", len(data)) != data:
+    sys.exit("csumprobe does not read back as written")
+EOF
+}
+probe put
+dev_osd_stop 0
+# the merge window written back, so that the bytes are in the object file
+(cd "$CEPH_BUILD_DIR" && LD_LIBRARY_PATH=$CEPH_BUILD_DIR/lib \
+   "$BIN/ceph-osd" -i 0 -c "$CEPH_CONF" --flush-journal) >"$DEV_DEST/flush.txt" 2>&1 ||
+  { cat "$DEV_DEST/flush.txt" >&2; die "ceph-osd --flush-journal failed"; }
+file=$(find "$W/hdd/objects" -type f -name '*csumprobe*' -print -quit)
+[ -n "$file" ] || die "no object file of csumprobe under $W/hdd/objects"
+/usr/bin/python3 - "$file" <<'EOF' || die "cannot flip a bit of $file"
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+b = os.pread(fd, 1, 12295)
+os.pwrite(fd, bytes([b[0] ^ 0x10]), 12295)
+os.fsync(fd)
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)  # read from the disk
+os.close(fd)
+EOF
+dev_osd_start 0
+dev_wait_up 1 120 || die "osd.0 did not come back"
+pgid=$($CEPH osd map $POOL csumprobe -f json | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["pgid"])')
+$CEPH pg deep-scrub "$pgid" >/dev/null
+wait_check present 120 MIMSTORE_CSUM_ERRORS
+log "  $(counters csum_errors csum_verified)"
+# rewritten whole: new bytes, new checksums; a deep scrub finds the PG
+# clean again, and the warning goes a window (30 s) after the error
+probe put
+probe get
+$CEPH pg deep-scrub "$pgid" >/dev/null
+wait_check absent 120 MIMSTORE_CSUM_ERRORS
+log "PASS: devices, metrics through ceph-exporter, omap bytes and six health warnings, each raised and cleared"

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <set>
+#include <sstream>
 
 #include "common/debug.h"
 #include "common/errno.h"
@@ -471,6 +472,12 @@ int Checksums::reread_chunk(const ghobject_t& oid, const ObjectFDRef& f,
   uint64_t phys = 0;
   const bool mapped = f->io->physical_offset(f->fd, c * cs, &phys) == 0;
   inc(l_mimstore_csum_errors);
+  {
+    std::ostringstream what;
+    what << oid << " bytes " << c * cs << "~" << cs;
+    mim::MutexLock l(last_error_lock);
+    last_error_ = what.str();
+  }
   derr << "checksum error: " << oid << " bytes " << c * cs << "~" << cs
        << " (" << f->path << (mapped ? ", disk offset " +
                               std::to_string(phys) : std::string())
@@ -483,6 +490,12 @@ int Checksums::reread_chunk(const ghobject_t& oid, const ObjectFDRef& f,
        << "; the read returns -EIO, and the OSD repairs the object from "
        << "another copy" << dendl;
   return -EIO;
+}
+
+std::string Checksums::last_error() const
+{
+  mim::MutexLock l(last_error_lock);
+  return last_error_;
 }
 
 int Checksums::debug_verify(const ghobject_t& oid, const ObjectFDRef& f,

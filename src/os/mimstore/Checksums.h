@@ -22,8 +22,9 @@
  * end count as zeros). BAD is sticky: a chunk that was BAD, or whose old
  * bytes fail verification, stays BAD unless the change covers it whole.
  *
- * Thread safety: no state of its own but counters; callers serialize the
- * changes of one object (its stripe lock).
+ * Thread safety: no state of its own but counters and the last read error
+ * (last_error_lock); callers serialize the changes of one object (its
+ * stripe lock).
  */
 #pragma once
 
@@ -38,6 +39,7 @@
 class coll_t;
 
 #include "core/csum_group.h"
+#include "core/thread_annotations.h"
 
 namespace mimstore {
 
@@ -127,6 +129,10 @@ class Checksums {
                   const std::function<bool(uint64_t)>& skip,
                   uint64_t* errors = nullptr);
 
+  /// The last chunk a read found bad ("<oid> bytes <off>~<len>"), for the
+  /// health warning; empty if none since mount.
+  std::string last_error() const;
+
   /// Tests and mimstore_debug_verify_csums: every chunk of [off, off+len)
   /// of the file against its recorded state. 0, or the number of chunks
   /// whose state does not match the file's bytes (each logged), or an
@@ -144,6 +150,8 @@ class Checksums {
   PerfCounters* const logger;
   const bool debug_verify_changes;
   bool complete_ = false;  ///< set at mount, before any read or change
+  mutable mim::Mutex last_error_lock;
+  std::string last_error_ MIM_GUARDED_BY(last_error_lock);
 
   /// Chunk c's bytes as the file holds them (zeros past the end) into buf
   /// (chunk_size() bytes); reads of adjacent chunks are the caller's to

@@ -117,6 +117,8 @@ void read_options(const ConfigProxy& conf, MIMConfig* c, WideOptions* w)
   c->db_dir = conf.get_val<std::string>("mimstore_db_dir");
   c->warn_journal_full_window =
     conf.get_val<double>("mimstore_warn_journal_full_window");
+  c->warn_csum_error_window =
+    conf.get_val<double>("mimstore_warn_csum_error_window");
   c->warn_writeback_stall_age =
     conf.get_val<double>("mimstore_warn_writeback_stall_age");
   c->warn_inodes_free_ratio =
@@ -274,6 +276,7 @@ int validate(const MIMConfig& c, const WideOptions& w, std::ostream& err)
   }
   ck.range("mimstore_fd_cache_size", w.fd_cache, 16, 1u << 20);
   ck.positive("mimstore_warn_journal_full_window", c.warn_journal_full_window);
+  ck.positive("mimstore_warn_csum_error_window", c.warn_csum_error_window);
   ck.positive("mimstore_warn_writeback_stall_age", c.warn_writeback_stall_age);
   for (auto [opt, v] : {std::pair{"mimstore_warn_inodes_free_ratio",
                                   c.warn_inodes_free_ratio},

@@ -73,6 +73,7 @@ struct MIMConfig {
   double warn_writeback_stall_age = 0;  ///< seconds beyond time_thresh
   double warn_inodes_free_ratio = 0;    ///< 0: off
   double warn_db_free_ratio = 0;        ///< 0: off
+  double warn_csum_error_window = 0;    ///< seconds
   std::string debug_fault;
   bool debug_verify_journal_data = false;
   bool debug_verify_csums = false;

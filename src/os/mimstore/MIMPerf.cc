@@ -198,7 +198,7 @@ PerfCounters* build_perf_counters(CephContext* cct)
   b.add_u64_counter(l_mimstore_csum_errors, "csum_errors",
                     "Chunks whose bytes failed their checksum on a read, "
                     "also when read again from the disk: the read returned "
-                    "-EIO");
+                    "-EIO", "csme", PerfCountersBuilder::PRIO_CRITICAL);
   b.add_u64_counter(l_mimstore_csum_retried_ok, "csum_retried_ok",
                     "Checksum mismatches on a read that a second read from "
                     "the disk cleared (a bad page or transfer)");

@@ -28,6 +28,7 @@
 #include "include/stringify.h"
 #include "kv/KeyValueDB.h"
 
+#include "Checksums.h"
 #include "MIMJournal.h"
 #include "MIMPerf.h"
 
@@ -199,6 +200,8 @@ void MIMStore::_health_alerts(const struct statvfs& data_fs,
     logger->get(l_mimstore_writeback_ios);
   s.fsck_errors = last_fsck_errors;
   s.fsck_when = last_fsck_when;
+  s.csum_errors = logger->get(l_mimstore_csum_errors);
+  s.csum_last = csums->last_error();
   for (auto& a : health->update(s)) {
     (*alerts)[a.key] = a.message;
   }
@@ -214,6 +217,7 @@ void MIMStore::_start_health()
     (conf.merge ? policy->time_thresh() : 0);
   hl.inodes_free_ratio = conf.warn_inodes_free_ratio;
   hl.db_free_ratio = conf.warn_db_free_ratio;
+  hl.csum_error_window = conf.warn_csum_error_window;
   // "<errors> <when> <deep|shallow>", written by _record_fsck()
   string rec;
   int64_t errors = -1;

@@ -7,7 +7,8 @@
  * remove drops the states; a replayed clone takes its file's states; a
  * format-3 store is raised to 4 at mount. Reads check what they return: a
  * rotten or bad chunk fails with -EIO, a chunk without a state only in a
- * complete store.
+ * complete store, and a mismatch a second read from the disk clears is no
+ * error.
  * (The differential test and the crash loop check every chunk of every
  * object too: verify_checksums.)
  */
@@ -337,6 +338,41 @@ TEST_P(MIMStoreCsum, ReadOfRottenChunkFailsWithEIO)
   EXPECT_EQ(0, s->fsck(true));
   ch.reset();
   ASSERT_EQ(0, s->umount());
+}
+
+// A bad page or a bad transfer, not rot: a read of the chunk returns a
+// flipped bit once (FaultIoEnv's corrupt rule; the file is right). The
+// second read, from the disk with the page dropped, matches: the read
+// succeeds with the right bytes, counted as retried. A fault on every read
+// (a path that always corrupts) is -EIO.
+TEST_P(MIMStoreCsum, MismatchASecondReadClearsIsNoError)
+{
+  Conf c = csum_conf(GetParam());
+  StoreDir d;
+  auto a = obj("a");
+  ASSERT_NO_FATAL_FAILURE(write_object(d, a, 65536));
+  // Byte 7 of chunk 3, in reads of the collection's files only.
+  const std::string rule = "corrupt=read:" + CID.to_str() + ":12295@1";
+  for (const char* nth : {"", "+"}) {
+    SCOPED_TRACE(rule + nth);
+    c.set("mimstore_debug_fault", rule + nth);
+    auto s = mimtest::make_store(d);
+    ASSERT_EQ(0, s->mount());
+    auto ch = s->open_collection(CID);
+    bufferlist got;
+    if (*nth) {
+      EXPECT_EQ(-EIO, s->read(ch, a, 0, 65536, got));
+      EXPECT_EQ(1, mimtest::perf_counter(s.get(), l_mimstore_csum_errors));
+      EXPECT_EQ(0, mimtest::perf_counter(s.get(), l_mimstore_csum_retried_ok));
+    } else {
+      EXPECT_EQ(65536, s->read(ch, a, 0, 65536, got));
+      EXPECT_TRUE(got.contents_equal(pattern(65536, 1)));
+      EXPECT_EQ(0, mimtest::perf_counter(s.get(), l_mimstore_csum_errors));
+      EXPECT_EQ(1, mimtest::perf_counter(s.get(), l_mimstore_csum_retried_ok));
+    }
+    ch.reset();
+    ASSERT_EQ(0, s->umount());
+  }
 }
 
 // A chunk with data but no state: in a complete store (made at format 4)

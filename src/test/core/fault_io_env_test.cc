@@ -182,6 +182,14 @@ TEST(IoFaultSpec, Parses)
   ASSERT_EQ(1u, s.delays.size());
   EXPECT_EQ(delay_op_t::WRITE, s.delays[0].op);
   EXPECT_EQ(3u, s.delays[0].nth);
+
+  ASSERT_EQ(0, parse_fault_spec("corrupt=read:obj:12295@2+", &s, &err)) << err;
+  ASSERT_EQ(1u, s.corrupts.size());
+  EXPECT_EQ("obj", s.corrupts[0].path);
+  EXPECT_EQ(12295u, s.corrupts[0].off);
+  EXPECT_EQ(2u, s.corrupts[0].nth);
+  EXPECT_TRUE(s.corrupts[0].and_after);
+  EXPECT_TRUE(s.delays.empty());
 }
 
 TEST(IoFaultSpec, RejectsWithMessage)
@@ -192,7 +200,9 @@ TEST(IoFaultSpec, RejectsWithMessage)
                           "fail=write::ebogus@1", "unknown=1", "crash_at",
                           "delay=writes::5@1", "delay=read::0@1",
                           "delay=read::5@0", "delay=read::5",
-                          "delay=read::x@1", "delay=read::3600001@1"}) {
+                          "delay=read::x@1", "delay=read::3600001@1",
+                          "corrupt=write::5@1", "corrupt=read::x@1",
+                          "corrupt=read::5@0", "corrupt=read::5"}) {
     fault_spec_t s;
     std::string err;
     EXPECT_EQ(-EINVAL, parse_fault_spec(bad, &s, &err)) << bad;
@@ -227,6 +237,33 @@ TEST_F(IoFaultEnvTest, DelayHoldsTheNthMatchingReadOnly)
   EXPECT_EQ(1u, env->delayed_reads());
   env->close(slow);
   env->close(fast);
+}
+
+TEST_F(IoFaultEnvTest, CorruptFlipsTheByteInTheNthReadCoveringIt)
+{
+  // Reads of other paths, and reads that miss the offset, do not count;
+  // the file itself is never changed (a bad page, not rot).
+  std::string err;
+  ASSERT_EQ(0, env->set_spec("corrupt=read:bad:5@2", &err)) << err;
+  int bad = open_rw("bad");
+  int good = open_rw("good");
+  ASSERT_EQ(8, write_str(bad, "abcdefgh", 0));
+  ASSERT_EQ(8, write_str(good, "abcdefgh", 0));
+  char b[9] = {};
+  EXPECT_EQ(8, env->pread(good, b, 8, 0));
+  EXPECT_EQ(4, env->pread(bad, b, 4, 0));
+  EXPECT_EQ(8, env->pread(bad, b, 8, 0));  // 1st covering byte 5: as is
+  EXPECT_STREQ("abcdefgh", b);
+  EXPECT_EQ(0u, env->corrupted_reads());
+  EXPECT_EQ(3, env->pread(bad, b, 3, 4));  // 2nd: byte 5 flipped
+  EXPECT_EQ('e', b[0]);
+  EXPECT_EQ('f' ^ 0x01, b[1]);
+  EXPECT_EQ('g', b[2]);
+  EXPECT_EQ(1u, env->corrupted_reads());
+  EXPECT_EQ(8, env->pread(bad, b, 8, 0));  // no "+": served right again
+  EXPECT_STREQ("abcdefgh", b);
+  env->close(bad);
+  env->close(good);
 }
 
 TEST_F(IoFaultEnvTest, DelayHoldsWritebackStartsNotReadsOrWaits)

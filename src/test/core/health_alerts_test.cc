@@ -184,6 +184,37 @@ TEST(HealthAlerts, FsckErrorsUntilACleanFsck)
   EXPECT_NE(std::string::npos, a[0].message.find("(2026-12-06T07:00:00Z) found 3 error(s)"));
 }
 
+TEST(HealthAlerts, ChecksumErrorsHoldForTheWindowAfterTheLast)
+{
+  auto l = limits();
+  l.csum_error_window = 100;
+  HealthMonitor m(l);
+  auto s = at(0);
+  s.csum_errors = 2;  // before the first sample: counted all the same
+  s.csum_last = "1.0_head/a bytes 12288~4096";
+  auto a = m.update(s);
+  ASSERT_EQ(Keys{"MIMSTORE_CSUM_ERRORS"}, keys(a));
+  EXPECT_NE(std::string::npos, a[0].message.find("2 chunk(s)"));
+  EXPECT_NE(std::string::npos, a[0].message.find("last: 1.0_head/a bytes"));
+  s.now = 50;
+  s.csum_errors = 3;
+  a = m.update(s);
+  ASSERT_EQ(Keys{"MIMSTORE_CSUM_ERRORS"}, keys(a));
+  EXPECT_NE(std::string::npos, a[0].message.find("3 chunk(s)"));
+  s.now = 149;
+  EXPECT_EQ(Keys{"MIMSTORE_CSUM_ERRORS"}, keys(m.update(s)));
+  s.now = 150;  // a window after the last
+  EXPECT_TRUE(m.update(s).empty());
+  s.now = 160;
+  s.csum_errors = 1;  // a remount's counter: a new base, no error
+  EXPECT_TRUE(m.update(s).empty());
+  s.now = 170;
+  s.csum_errors = 2;  // a new episode counts from one
+  a = m.update(s);
+  ASSERT_EQ(Keys{"MIMSTORE_CSUM_ERRORS"}, keys(a));
+  EXPECT_NE(std::string::npos, a[0].message.find("1 chunk(s)"));
+}
+
 TEST(HealthAlerts, AllAtOnceInTheDocumentedOrder)
 {
   HealthMonitor m(limits());
@@ -198,7 +229,9 @@ TEST(HealthAlerts, AllAtOnceInTheDocumentedOrder)
   s.data_inodes_free = 0;
   s.db_bytes = 100;
   s.fsck_errors = 1;
+  s.csum_errors = 1;
   EXPECT_EQ((Keys{"MIMSTORE_JOURNAL_FULL", "MIMSTORE_WRITEBACK_STALLED",
-                  "MIMSTORE_DATA_FS_INODES", "MIMSTORE_DB_FS_FULL", "MIMSTORE_FSCK_ERRORS"}),
+                  "MIMSTORE_DATA_FS_INODES", "MIMSTORE_DB_FS_FULL", "MIMSTORE_FSCK_ERRORS",
+                  "MIMSTORE_CSUM_ERRORS"}),
             keys(m.update(s)));
 }

@@ -57,6 +57,7 @@ void FaultIoEnv::set_spec(const fault_spec_t& s)
   spec_ = s;
   rule_seen_.assign(spec_.fails.size(), 0);
   delay_seen_.assign(spec_.delays.size(), 0);
+  corrupt_seen_.assign(spec_.corrupts.size(), 0);
   rng_.seed(spec_.seed);
   if (!meta_on_locked()) {
     force_meta_log_locked(UINT64_MAX);
@@ -142,6 +143,12 @@ uint64_t FaultIoEnv::delayed_writebacks() const
 {
   std::lock_guard l(lock_);
   return delayed_writebacks_;
+}
+
+uint64_t FaultIoEnv::corrupted_reads() const
+{
+  std::lock_guard l(lock_);
+  return corrupted_reads_;
 }
 
 size_t FaultIoEnv::unsynced_writes() const
@@ -254,6 +261,36 @@ uint32_t FaultIoEnv::delay_locked(delay_op_t op, const std::string& path)
     : op == delay_op_t::WRITE ? &delayed_writes_ : &delayed_writebacks_;
   *held += ms > 0;
   return ms;
+}
+
+void FaultIoEnv::corrupt_locked(int fd, char* buf, ssize_t n, uint64_t off)
+{
+  const std::string path = path_of_locked(fd);
+  bool changed = false;
+  for (size_t i = 0; i < spec_.corrupts.size(); ++i) {
+    const corrupt_rule_t& r = spec_.corrupts[i];
+    if (r.off < off || r.off >= off + n ||
+        (!r.path.empty() && path.find(r.path) == std::string::npos)) {
+      continue;
+    }
+    uint64_t seen = ++corrupt_seen_[i];
+    if (seen == r.nth || (r.and_after && seen > r.nth)) {
+      buf[r.off - off] ^= 0x01;
+      changed = true;
+    }
+  }
+  corrupted_reads_ += changed;
+}
+
+ssize_t FaultIoEnv::after_read(int fd, void* buf, ssize_t r, uint64_t off)
+{
+  if (r > 0) {
+    std::lock_guard l(lock_);
+    if (!spec_.corrupts.empty()) {
+      corrupt_locked(fd, static_cast<char*>(buf), r, off);
+    }
+  }
+  return r;
 }
 
 int FaultIoEnv::after_crash()

@@ -72,9 +72,11 @@
  *           | "meta=" ("xfs"|"off")  metadata crash model (default off)
  *           | "fail=" rule           may repeat
  *           | "delay=" delay         may repeat
+ *           | "corrupt=" corrupt     may repeat
  *   mode   := "random" | "drop" | "keep" | "tear"
  *   rule   := ops ":" [path] ":" err "@" N ["+"]
  *   delay  := ("read" | "write" | "writeback") ":" [path] ":" MS "@" N ["+"]
+ *   corrupt := "read" ":" [path] ":" OFF "@" N ["+"]
  *   ops    := op ("|" op)*
  *   op     := "read" | "write" | "aio" | "sync" | "fsync" | "trunc" | "open"
  *           | "meta" | "xattr" | "clone" | "submit" | "any"
@@ -92,6 +94,10 @@
  * whose queue is full. "write" holds a pwritev the same way, before it
  * reaches the file: a buffered write waiting for a page the kernel is
  * writing back (stable pages, a folio locked behind a full queue).
+ * A corrupt rule flips the low bit of the byte at file offset OFF in what
+ * the Nth matching pread or pread_cached covering OFF returns (and every
+ * later one with "+"); the file is untouched: a bad page or a bad transfer,
+ * which a second read from the device does not repeat (without "+").
  * `path` is a substring of the path the fd was opened with (or of a
  * metadata op's path); empty matches all; it cannot contain ',' or ':'.
  * "write" is pwritev only, "aio" is aio_submit_write (the failure is
@@ -190,6 +196,14 @@ struct delay_rule_t {
   bool and_after = false;       ///< ... and every later matching op
 };
 
+/// What a pread returns with one bit flipped (spec item "corrupt=").
+struct corrupt_rule_t {
+  std::string path;             ///< substring; empty matches every path
+  uint64_t off = 0;             ///< the file offset of the byte
+  uint64_t nth = 1;             ///< the Nth read covering it (1-based)
+  bool and_after = false;       ///< ... and every later one
+};
+
 struct fault_spec_t {
   uint64_t crash_at = 0;        ///< 0: never
   uint64_t seed = 0;
@@ -197,6 +211,7 @@ struct fault_spec_t {
   meta_model_t meta = meta_model_t::OFF;
   std::vector<fail_rule_t> fails;
   std::vector<delay_rule_t> delays;
+  std::vector<corrupt_rule_t> corrupts;
 };
 
 /// Parse the grammar above. -EINVAL with *err naming the bad item.
@@ -261,6 +276,8 @@ class FaultIoEnv : public IoEnv {
   uint64_t delayed_writes() const;
   /// Writeback starts a delay rule held so far.
   uint64_t delayed_writebacks() const;
+  /// Reads a corrupt rule changed so far.
+  uint64_t corrupted_reads() const;
   /// Writes not yet durable.
   size_t unsynced_writes() const;
   /// Metadata ops not yet durable (meta=xfs).
@@ -396,6 +413,10 @@ class FaultIoEnv : public IoEnv {
                    int* err, uint32_t* rule_ops = nullptr);
   /// How long an `op` of `path` is to wait (delay rules), counting it.
   uint32_t delay_locked(delay_op_t op, const std::string& path);
+  /// The corrupt rules on n bytes read at off from fd into buf.
+  void corrupt_locked(int fd, char* buf, ssize_t n, uint64_t off);
+  /// pread or pread_cached's result r, after the corrupt rules.
+  ssize_t after_read(int fd, void* buf, ssize_t r, uint64_t off);
   std::string path_of_locked(int fd) const;
   /// `cause`: what struck, for the summary ("I/O 7 (sync path)").
   void crash_locked(const std::string& cause = "crash()");
@@ -440,12 +461,14 @@ class FaultIoEnv : public IoEnv {
   fault_spec_t spec_;
   std::vector<uint64_t> rule_seen_;
   std::vector<uint64_t> delay_seen_;  ///< matching reads per delay rule
+  std::vector<uint64_t> corrupt_seen_;  ///< covering reads per rule
   std::function<void(const std::string&)> crash_cb_;
   std::mt19937_64 rng_;
   uint64_t io_count_ = 0;
   uint64_t delayed_reads_ = 0;
   uint64_t delayed_writes_ = 0;
   uint64_t delayed_writebacks_ = 0;
+  uint64_t corrupted_reads_ = 0;
   bool crashed_ = false;
   uint64_t next_seq_ = 1;
   std::map<int, fd_t> fds_;

@@ -127,7 +127,7 @@ ssize_t FaultIoEnv::pread(int fd, void* buf, size_t len, uint64_t off)
     // (outside the lock: only this thread waits)
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
   }
-  return base_->pread(fd, buf, len, off);
+  return after_read(fd, buf, base_->pread(fd, buf, len, off), off);
 }
 
 ssize_t FaultIoEnv::pread_cached(int fd, void* buf, size_t len,
@@ -141,7 +141,7 @@ ssize_t FaultIoEnv::pread_cached(int fd, void* buf, size_t len,
   if (delay_ms) {
     return -EAGAIN;  // a slow device's bytes are not in memory
   }
-  return base_->pread_cached(fd, buf, len, off);
+  return after_read(fd, buf, base_->pread_cached(fd, buf, len, off), off);
 }
 
 ssize_t FaultIoEnv::pwritev(int fd, const struct iovec* iov, int iovcnt,

@@ -156,6 +156,17 @@ int parse_delay(const std::string& s, delay_rule_t* r)
   return 0;
 }
 
+int parse_corrupt(const std::string& s, corrupt_rule_t* r)
+{
+  std::vector<std::string> f;
+  if (!split_rule(s, &f, &r->nth, &r->and_after) || f[0] != "read" ||
+      !parse_u64(f[2], &r->off)) {
+    return -EINVAL;
+  }
+  r->path = f[1];
+  return 0;
+}
+
 }  // anonymous namespace
 
 int parse_fault_spec(const std::string& spec, fault_spec_t* out,
@@ -209,13 +220,19 @@ int parse_fault_spec(const std::string& spec, fault_spec_t* out,
       if (ok) {
         s.delays.push_back(r);
       }
+    } else if (key == "corrupt") {
+      corrupt_rule_t r;
+      ok = parse_corrupt(val, &r) == 0;
+      if (ok) {
+        s.corrupts.push_back(r);
+      }
     }
     if (!ok) {
       if (err) {
         *err = "bad fault injection item '" + item + "' (expected crash_at=N, "
                "seed=N, mode=random|drop|keep|tear, meta=xfs|off, "
-               "fail=OPS:[PATH]:ERR@N[+] or delay=read|write|writeback:[PATH]:MS@N[+] with "
-               "MS 1..3600000)";
+               "fail=OPS:[PATH]:ERR@N[+], delay=read|write|writeback:[PATH]:MS@N[+] with "
+               "MS 1..3600000, or corrupt=read:[PATH]:OFF@N[+])";
       }
       return -EINVAL;
     }

@@ -115,6 +115,30 @@ std::vector<HealthAlert> HealthMonitor::update(const HealthSample& s)
             s.fsck_when.empty() ? "time unknown" : s.fsck_when.c_str(),
             (long long)s.fsck_errors)});
   }
+
+  // Not primed: the counter is the mount's, and an error before the first
+  // sample is one all the same. One that went down is a remount's.
+  uint64_t bad = s.csum_errors > csum_seen ? s.csum_errors - csum_seen : 0;
+  csum_seen = s.csum_errors;
+  if (bad) {
+    if (!csum_episode || s.now - last_csum_error >= lim.csum_error_window) {
+      csum_episode = 0;
+    }
+    csum_episode += bad;
+    last_csum_error = s.now;
+  } else if (csum_episode && s.now - last_csum_error >= lim.csum_error_window) {
+    csum_episode = 0;
+  }
+  if (csum_episode) {
+    out.push_back({"MIMSTORE_CSUM_ERRORS",
+        fmt("%llu chunk(s) failed their data checksum in the last %.0f s "
+            "(last: %s): the reads returned -EIO, and the OSD repairs such "
+            "an object from another copy (a deep scrub marks its PG "
+            "inconsistent). The data disk returns bad data: see the OSD "
+            "log (\"checksum error\") and the disk's SMART data",
+            (unsigned long long)csum_episode, lim.csum_error_window,
+            s.csum_last.empty() ? "unknown" : s.csum_last.c_str())});
+  }
   return out;
 }
 

@@ -24,9 +24,14 @@
  *   MIMSTORE_FSCK_ERRORS        the last fsck (at mount, or
  *                               ceph-objectstore-tool's) found errors;
  *                               cleared by a clean one
+ *   MIMSTORE_CSUM_ERRORS        reads found data that failed its checksum
+ *                               (-EIO; the OSD repaired it from a peer)
+ *                               within the last csum_error_window seconds:
+ *                               the data disk returns bad data
  *
  * Each alert is a level (it clears when its cause goes) except
- * MIMSTORE_JOURNAL_FULL, kept for a window after the last wait. The
+ * MIMSTORE_JOURNAL_FULL and MIMSTORE_CSUM_ERRORS, kept for a window after
+ * the last wait or error. The
  * messages change only when what they report changes (not every tick).
  *
  * Not thread-safe: one caller (the store serializes statfs).
@@ -62,6 +67,8 @@ struct HealthSample {
   uint64_t db_bytes_free = 0;       ///< f_bavail * f_frsize
   int64_t fsck_errors = -1;         ///< the last fsck's errors; -1: none recorded
   std::string fsck_when;            ///< when it ran, and its kind (for the message)
+  uint64_t csum_errors = 0;         ///< counter: chunks reads found bad
+  std::string csum_last;            ///< the last one (object, bytes), for the message
 };
 
 struct HealthLimits {
@@ -69,6 +76,7 @@ struct HealthLimits {
   double stall_age = 120;            ///< s
   double inodes_free_ratio = 0.05;
   double db_free_ratio = 0.15;
+  double csum_error_window = 86400;  ///< s
 };
 
 struct HealthAlert {
@@ -97,6 +105,11 @@ class HealthMonitor {
   /// transactions beyond the checkpoint.
   uint64_t progress_seen = 0;
   double still_since = 0;
+  /// Checksum errors: the counter last seen, those since the episode
+  /// began, and when the last was seen.
+  uint64_t csum_seen = 0;
+  uint64_t csum_episode = 0;
+  double last_csum_error = 0;
 };
 
 }  // namespace mim
