@@ -97,7 +97,9 @@ CASES=(
   # skipped on the target's stamp, a replayed earlier write's states kept)
   "nocsumclonereplay|MIMOps.cc|*MIMStoreCsum.ReplayedCloneOverStampedOmapTakesTheFilesStates/off|s = s.replace('    r = csums->rebuild(newoid, nf);\n    if (r < 0) {\n      return r;\n    }\n  }\n  _set_replay_guard(ac, nf, newoid, GuardState::DONE);', '  }\n  _set_replay_guard(ac, nf, newoid, GuardState::DONE);')"
   # reads check the chunks they return (issue 66 step 4): rot gives -EIO
-  "nocsumreadverify|MIMRead.cc|*MIMStoreCsum.ReadOfRottenChunkFailsWithEIO/off|s = s.replace('  r = csums->verify_read(oid, f, a / cs, (e - a) / cs, buf,', '  r = 0;\n  if (false) csums->verify_read(oid, f, a / cs, (e - a) / cs, buf,')"
+  "nocsumreadverify|MIMRead.cc|*MIMStoreCsum.ReadOfRottenChunkFailsWithEIO/off|s = s.replace('    r = !check ? 0 : csums->verify_read(', '    r = true ? 0 : csums->verify_read(')"
+  # clone_range checks its source: a copy of rot is BAD, not a new crc
+  "nocsumclonesource|MIMOps.cc|*MIMStoreCsum.CloneRangeOfRotMarksTheCopyBad/off|s = s.replace('    r = ac.replaying || !conf.csum_verify\n      ? 0 : csums->check_source', '    r = true\n      ? 0 : csums->check_source')"
 )
 # The conversion of a format 1/2 store out of DBObjectMap: built and tested
 # only where Ceph still has DBObjectMap (Reef).

@@ -183,6 +183,10 @@ int Checksums::check_old(const ghobject_t& oid, const ObjectFDRef& f,
       bad->insert(p.chunk);
       continue;
     }
+    // No second read from the disk here, as a read does: a write back's
+    // gap bytes in this chunk came from the same (maybe bad) page, and
+    // would be written back under a new crc. Marked bad, the chunk fails
+    // its reads until the OSD repairs the object from another copy.
     if (!matches(o->second.first, o->second.second, img.data(), cs)) {
       derr << oid << " chunk " << p.chunk << " (bytes " << p.chunk * cs
            << "~" << cs << " of " << f->path << ") does not match its "
@@ -402,7 +406,7 @@ int Checksums::rebuild(const coll_t& cid, const ghobject_t& oid)
 int Checksums::verify_read(const ghobject_t& oid, const ObjectFDRef& f,
                            uint64_t first, uint64_t n, char* buf,
                            const std::function<bool(uint64_t)>& skip,
-                           uint64_t* errors)
+                           std::vector<uint64_t>* bad)
 {
   if (n == 0 || first > mim::CSUM_MAX_CHUNK) {
     return 0;
@@ -434,40 +438,108 @@ int Checksums::verify_read(const ghobject_t& oid, const ObjectFDRef& f,
     ++verified;
     if (!matches(want.first, want.second, p, cs)) {
       ret = reread_chunk(oid, f, c, want.first, want.second, p);
-      if (ret < 0 && !errors) {
+      if (ret < 0 && !bad) {
         break;
       }
       if (ret < 0) {
-        ++*errors;
+        bad->push_back(c);
       }
     }
   }
   inc(l_mimstore_csum_verified, verified);
   inc(l_mimstore_csum_unverified, unverified);
-  return errors ? 0 : ret;
+  return bad ? 0 : ret;
+}
+
+int Checksums::check_source(const ghobject_t& oid, const ObjectFDRef& f,
+                            uint64_t off, uint64_t len,
+                            std::vector<mim::Extent>* bad)
+{
+  const uint64_t cs = chunk_size();
+  uint64_t size = 0;
+  int r = files->size(f, &size);
+  if (r < 0) {
+    return r;
+  }
+  const uint64_t end = std::min(off + len, size);
+  string buf;
+  for (uint64_t c0 = off / cs; c0 * cs < end; c0 += SPAN_CHUNKS) {
+    const uint64_t c1 = std::min((end - 1) / cs, c0 + SPAN_CHUNKS - 1);
+    r = read_span(f, c0, c1, &buf);
+    if (r < 0) {
+      return r;
+    }
+    std::vector<uint64_t> chunks;
+    r = verify_read(oid, f, c0, c1 - c0 + 1, buf.data(), nullptr, &chunks);
+    if (r < 0) {
+      return r;
+    }
+    for (uint64_t c : chunks) {
+      const uint64_t b = std::max(c * cs, off);
+      bad->push_back({b, std::min((c + 1) * cs, off + len) - b});
+    }
+  }
+  return 0;
+}
+
+int Checksums::mark_bad(const ghobject_t& oid,
+                        const std::vector<mim::Extent>& extents)
+{
+  std::vector<ChunkUpdate> ups;
+  for (auto& p : mim::plan_chunks(extents, order_, 0)) {
+    if (p.chunk <= mim::CSUM_MAX_CHUNK) {
+      ups.push_back({p.chunk, ChunkState::BAD, 0});
+    }
+  }
+  if (ups.empty()) {
+    return 0;
+  }
+  inc(l_mimstore_csum_bad_marked, ups.size());
+  derr << ups.size() << " chunks of " << oid << " marked bad: copied from "
+       << "chunks that failed their checksum" << dendl;
+  return omap->csum_update(oid, mim::group_patches(ups));
+}
+
+int Checksums::settled_by_reread(const ghobject_t& oid,
+                                 const ObjectFDRef& f, uint64_t c,
+                                 ChunkState s, uint32_t crc, char* p)
+{
+  const uint64_t cs = chunk_size();
+  const uint32_t found = mim::crc32c(0, p, cs);
+  string img(cs, '\0');
+  // Clean pages only: a dirty one is the file's newest bytes, and stays.
+  f->io->drop_cache(f->fd, c * cs, cs);
+  int r = read_chunk(f, c, img.data());
+  if (r < 0) {
+    return r;
+  }
+  if (matches(s, crc, img.data(), cs)) {
+    memcpy(p, img.data(), cs);
+    inc(l_mimstore_csum_retried_ok);
+    dout(1) << oid << " chunk " << c << " of " << f->path << " did not "
+            << "match its checksum in the page cache (crc " << std::hex
+            << found << std::dec << "), and did when read again from "
+            << "the disk" << dendl;
+    return 1;
+  }
+  // Not left in the cache: the write back's gap probe must not take it.
+  f->io->drop_cache(f->fd, c * cs, cs);
+  return 0;
 }
 
 int Checksums::reread_chunk(const ghobject_t& oid, const ObjectFDRef& f,
                             uint64_t c, ChunkState s, uint32_t crc, char* p)
 {
   const uint64_t cs = chunk_size();
-  string img(cs, '\0');
   const uint32_t found = mim::crc32c(0, p, cs);
   if (s != ChunkState::BAD) {
-    // Clean pages only: a dirty one is the file's newest bytes, and stays.
-    f->io->drop_cache(f->fd, c * cs, cs);
-    int r = read_chunk(f, c, img.data());
-    if (r == 0 && matches(s, crc, img.data(), cs)) {
-      memcpy(p, img.data(), cs);
-      inc(l_mimstore_csum_retried_ok);
-      dout(1) << oid << " chunk " << c << " of " << f->path << " did not "
-              << "match its checksum in the page cache (crc " << std::hex
-              << found << std::dec << "), and did when read again from "
-              << "the disk" << dendl;
+    int r = settled_by_reread(oid, f, c, s, crc, p);
+    if (r < 0) {
+      return r;  // an I/O error, not a checksum's: the caller reports it
+    }
+    if (r == 1) {
       return 0;
     }
-    // Not left in the cache: the write back's gap probe must not take it.
-    f->io->drop_cache(f->fd, c * cs, cs);
   }
   uint64_t phys = 0;
   const bool mapped = f->io->physical_offset(f->fd, c * cs, &phys) == 0;

@@ -121,13 +121,22 @@ class Checksums {
   /// from the page cache first (a bad page, or a bad transfer, is not rot);
   /// if that matches, its bytes replace buf's. Returns 0, or -EIO for a
   /// chunk that is BAD or still differs (logged, counted), or a read error.
-  /// With `errors` (fsck), every chunk is checked, the failing ones are
-  /// added to it and 0 is returned; else it stops at the first. REQUIRES:
-  /// the object's stripe lock.
+  /// With `bad` (fsck, clone_range), every chunk is checked, the failing
+  /// ones are appended to it and 0 is returned; else it stops at the
+  /// first. REQUIRES: the object's stripe lock.
   int verify_read(const ghobject_t& oid, const ObjectFDRef& f, uint64_t first,
                   uint64_t n, char* buf,
                   const std::function<bool(uint64_t)>& skip,
-                  uint64_t* errors = nullptr);
+                  std::vector<uint64_t>* bad = nullptr);
+
+  /// clone_range's source: the chunks of oid's file f holding [off,
+  /// off+len) read and checked as a read checks them (none may be in the
+  /// cache); the part of the range in chunks that fail goes to *bad. A
+  /// clone of rot must not get a crc of its own. REQUIRES: the stripe lock.
+  int check_source(const ghobject_t& oid, const ObjectFDRef& f, uint64_t off,
+                   uint64_t len, std::vector<mim::Extent>* bad);
+  /// Every chunk of oid touching `extents` becomes BAD (one batch).
+  int mark_bad(const ghobject_t& oid, const std::vector<mim::Extent>& extents);
 
   /// The last chunk a read found bad ("<oid> bytes <off>~<len>"), for the
   /// health warning; empty if none since mount.
@@ -171,8 +180,13 @@ class Checksums {
   /// Does the image match a recorded state? UNKNOWN: yes.
   static bool matches(mim::ChunkState s, uint32_t crc, const char* p,
                       size_t n);
-  /// verify_read of one chunk that did not match: read it again from the
-  /// device into p; 0 when it matches now, else -EIO (logged).
+  /// A chunk whose bytes at p did not match state s: read once more from
+  /// the device (its clean pages dropped first); 1, the new bytes at p,
+  /// when they match now (counted, logged); 0 when not; or a read error.
+  int settled_by_reread(const ghobject_t& oid, const ObjectFDRef& f,
+                        uint64_t c, mim::ChunkState s, uint32_t crc, char* p);
+  /// verify_read of one chunk that did not match: settled_by_reread, else
+  /// -EIO (logged, counted); a read error is returned as it is.
   int reread_chunk(const ghobject_t& oid, const ObjectFDRef& f, uint64_t c,
                    mim::ChunkState s, uint32_t crc, char* p);
   void inc(int idx, uint64_t v = 1);

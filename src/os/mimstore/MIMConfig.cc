@@ -133,6 +133,7 @@ void read_options(const ConfigProxy& conf, MIMConfig* c, WideOptions* w)
   c->merge_data_in_journal = conf.get_val<bool>("mimstore_merge_data_in_journal");
   c->debug_verify_journal_data =
     conf.get_val<bool>("mimstore_debug_verify_journal_data");
+  c->csum_verify = conf.get_val<bool>("mimstore_csum_verify");
   c->debug_verify_csums = conf.get_val<bool>("mimstore_debug_verify_csums");
 }
 

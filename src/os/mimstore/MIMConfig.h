@@ -76,6 +76,7 @@ struct MIMConfig {
   double warn_csum_error_window = 0;    ///< seconds
   std::string debug_fault;
   bool debug_verify_journal_data = false;
+  bool csum_verify = true;
   bool debug_verify_csums = false;
   bool merge_data_in_journal = false;
 

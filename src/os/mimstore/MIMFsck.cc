@@ -106,10 +106,12 @@ int MIMStore::_fsck(bool deep, bool repair)
       }
       std::vector<mim::CachedExtent> ext;
       htmll->lookup(cname, fname, off, len, &ext);
+      std::vector<uint64_t> bad;
       r = csums->verify_read(o, f, off / cs, len / cs, buf.data(),
                              [&](uint64_t chunk) {
                                return mim::extents_cover(ext, chunk * cs, cs);
-                             }, bad_chunks);
+                             }, &bad);
+      *bad_chunks += bad.size();
     }
     return r;
   };
@@ -121,7 +123,8 @@ int MIMStore::_fsck(bool deep, bool repair)
         // Each logged by Checksums; left to the cluster (deep scrub and
         // repair from another copy), as an unreadable object is.
         derr << what << ": " << c->cid << "/" << o << ": " << bad_chunks
-             << " chunks fail their data checksum" << dendl;
+             << " chunks fail their data checksum or cannot be read"
+             << dendl;
         n.errors += bad_chunks;
       } else if (rr < 0 && rr != -ENOENT) {
         derr << what << ": cannot read " << c->cid << "/" << o << ": "

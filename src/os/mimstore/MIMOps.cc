@@ -710,16 +710,29 @@ int MIMStore::_clone_range(const ApplyContext& ac,
     len = size - srcoff;
   }
   if (len) {
+    // The source checked first (live, unless mimstore_csum_verify is off;
+    // replay takes files as it finds them): the copy of a chunk that fails
+    // is BAD, not a crc of its rot.
+    std::vector<mim::Extent> rotten;
     uint64_t old_size = 0;
-    r = files->size(nf, &old_size);
-    if (r < 0) {
-      return r;
+    r = ac.replaying || !conf.csum_verify
+      ? 0 : csums->check_source(oldoid, of, srcoff, len, &rotten);
+    if (r == 0) {
+      r = files->size(nf, &old_size);
     }
-    r = csums->change(newoid, nf, {{dstoff, len}}, old_size,
-                      Checksums::Kind::DATA, !ac.replaying, [&] {
-                        return files->clone_range(of, srcoff, len, nf,
-                                                  dstoff);
-                      });
+    if (r == 0) {
+      r = csums->change(newoid, nf, {{dstoff, len}}, old_size,
+                        Checksums::Kind::DATA, !ac.replaying, [&] {
+                          return files->clone_range(of, srcoff, len, nf,
+                                                    dstoff);
+                        });
+    }
+    for (auto& e : rotten) {
+      e.off = e.off - srcoff + dstoff;
+    }
+    if (r == 0 && !rotten.empty()) {
+      r = csums->mark_bad(newoid, rotten);
+    }
     if (r < 0) {
       return r;
     }

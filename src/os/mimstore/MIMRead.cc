@@ -29,62 +29,42 @@ using namespace mimstore;
 
 namespace {
 
-/// The part of read() the cache does not cover whole: [offset, offset+len)
-/// of the object file f into dst, zeros past its end, its chunks checked
-/// against their checksums (all but those the cache covers whole).
+/// The part of read() the cache does not cover whole: the object file's
+/// bytes of [a, a+w) (whole chunks: a checksum covers a whole chunk) into
+/// buf, zeros past its end, each chunk checked against its checksum but
+/// those the cache's extents `ext` cover whole (rule R4: after a replay
+/// their file bytes may be older than their states; the cache's bytes go
+/// over them, checked by their journal copy's crc); with !check
+/// (mimstore_csum_verify off) none is checked.
 /// REQUIRES: the object's stripe lock.
-int read_file_verified(ObjectFiles* files, const mim::Htmll* htmll,
-                       Checksums* csums, const std::string& cname,
-                       const std::string& fname, const ghobject_t& oid,
-                       const ObjectFDRef& f, uint64_t offset, uint64_t len,
-                       char* dst)
+int read_file_verified(ObjectFiles* files, Checksums* csums,
+                       const ghobject_t& oid, const ObjectFDRef& f,
+                       uint64_t a, uint64_t w, char* buf,
+                       const std::vector<mim::CachedExtent>& ext, bool check)
 {
-  // The file's bytes of whole chunks (a checksum covers a whole chunk): at
-  // most a chunk more at each end, in the same seek, none for aligned
-  // reads; up to the file's end rounded up, past which there are zeros.
   const uint64_t cs = csums->chunk_size();
   uint64_t fsize = 0;
   int r = files->size(f, &fsize);
   if (r < 0) {
     return r;
   }
-  const uint64_t a = offset - offset % cs;
-  auto up = [cs](uint64_t x) { return (x + cs - 1) / cs * cs; };
-  const uint64_t e = std::min(up(offset + len), up(fsize));
-  if (e <= offset) {
-    memset(dst, 0, len);  // all past the file's end (cached bytes go over)
-    return 0;
+  const uint64_t fend = (fsize + cs - 1) / cs * cs;
+  const uint64_t n = fend > a ? std::min(w, fend - a) : 0;
+  if (n) {
+    r = files->read_into(f, a, n, buf);
+    if (r < 0) {
+      return r;
+    }
+    memset(buf + r, 0, n - r);
+    r = !check ? 0 : csums->verify_read(oid, f, a / cs, n / cs, buf,
+                           [&](uint64_t chunk) {
+                             return mim::extents_cover(ext, chunk * cs, cs);
+                           });
+    if (r < 0) {
+      return r;
+    }
   }
-  std::string wide;
-  char* buf = dst;
-  if (a != offset || e - a > len) {
-    wide.resize(e - a);
-    buf = wide.data();
-  }
-  r = files->read_into(f, a, e - a, buf);
-  if (r < 0) {
-    return r;
-  }
-  memset(buf + r, 0, e - a - r);
-  // Chunks the cache covers whole are not checked (rule R4: after a replay
-  // their file bytes may be older than their states); the cache's bytes go
-  // over them, checked by their journal copy's crc.
-  std::vector<mim::CachedExtent> ext;
-  htmll->lookup(cname, fname, a, e - a, &ext);
-  r = csums->verify_read(oid, f, a / cs, (e - a) / cs, buf,
-                         [&](uint64_t chunk) {
-                           return mim::extents_cover(ext, chunk * cs, cs);
-                         });
-  if (r < 0) {
-    return r;
-  }
-  if (buf != dst) {
-    uint64_t n = std::min(len, e - offset);
-    memcpy(dst, buf + (offset - a), n);
-    memset(dst + n, 0, len - n);
-  } else if (e - a < len) {
-    memset(dst + (e - a), 0, len - (e - a));
-  }
+  memset(buf + n, 0, w - n);
   return 0;
 }
 
@@ -163,6 +143,7 @@ int MIMStore::read(CollectionHandle& ch, const ghobject_t& oid,
     return r;
   }
   if (offset >= h.size) {
+    bl.clear();
     return 0;
   }
   if (len == 0 || offset + len > h.size) {
@@ -173,14 +154,27 @@ int MIMStore::read(CollectionHandle& ch, const ghobject_t& oid,
   // whole is not read from the file: on an HDD that read is a seek, for a
   // read of data still in the merge window. (The object lock keeps the
   // flush thread from writing back and dropping these extents meanwhile.)
+  // One lookup over the whole chunks the read touches (at most a chunk
+  // more at each end, in the same seek): the extents laid on top and the
+  // chunks left unchecked must be the same (a merged write takes no
+  // object lock, and a second lookup could see one the first did not).
+  const uint64_t cs = csums->chunk_size();
+  const uint64_t a = offset - offset % cs;
+  const uint64_t w = (offset + len + cs - 1) / cs * cs - a;
   std::vector<mim::CachedExtent> ext;
-  htmll->lookup(c->name, h.fname, offset, len, &ext);
+  htmll->lookup(c->name, h.fname, a, w, &ext);
   bufferptr bp = ceph::buffer::create(len);
+  std::string wide;
+  char* buf = bp.c_str();  // holds [a, a+w) when the read is whole chunks
+  if (a != offset || w != len) {
+    wide.resize(w);
+    buf = wide.data();
+  }
   if (mim::extents_cover(ext, offset, len)) {
     logger->inc(l_mimstore_reads_from_cache);
   } else {
-    r = read_file_verified(files.get(), htmll.get(), csums.get(), c->name,
-                           h.fname, oid, h.f, offset, len, bp.c_str());
+    r = read_file_verified(files.get(), csums.get(), oid, h.f, a, w, buf,
+                           ext, conf.csum_verify);
     if (r < 0) {
       // -EIO goes back to the OSD, which repairs the object from a replica
       derr << __func__ << " " << c->cid << " " << oid << " read failed: "
@@ -189,13 +183,19 @@ int MIMStore::read(CollectionHandle& ch, const ghobject_t& oid,
     }
   }
   for (auto& e : ext) {
+    if (e.end() <= offset || e.offset >= offset + len) {
+      continue;  // a neighbour's bytes in an edge chunk: not returned
+    }
     if (conf.debug_verify_journal_data) {
       _verify_journal_copy(e.data, "read");
     }
-    r = _fetch(e.data, bp.c_str() + (e.offset - offset));
+    r = _fetch(e.data, buf + (e.offset - a));
     if (r < 0) {
       return r;  // -EIO: the OSD repairs the object from a replica
     }
+  }
+  if (buf != bp.c_str()) {
+    memcpy(bp.c_str(), buf + (offset - a), len);
   }
   bl.clear();  // like the other stores, read replaces what bl held
   bl.append(std::move(bp));

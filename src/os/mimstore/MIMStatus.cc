@@ -233,7 +233,8 @@ void MIMStore::_start_health()
     }
   }
   mim::MutexLock l(health_lock);
-  health = std::make_unique<mim::HealthMonitor>(hl);
+  health = std::make_unique<mim::HealthMonitor>(
+    hl, logger->get(l_mimstore_csum_errors));
   last_fsck_errors = errors;
   last_fsck_deep = kind == "deep";
   last_fsck_when = errors < 0 ? string() : when + " " + kind;

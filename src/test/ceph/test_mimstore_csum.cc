@@ -8,7 +8,7 @@
  * format-3 store is raised to 4 at mount. Reads check what they return: a
  * rotten or bad chunk fails with -EIO, a chunk without a state only in a
  * complete store, and a mismatch a second read from the disk clears is no
- * error.
+ * error; a clone_range of rot makes a BAD copy.
  * (The differential test and the crash loop check every chunk of every
  * object too: verify_checksums.)
  */
@@ -336,6 +336,58 @@ TEST_P(MIMStoreCsum, ReadOfRottenChunkFailsWithEIO)
   ch = s->open_collection(CID);
   EXPECT_EQ(65536, s->read(ch, a, 0, 65536, got));
   EXPECT_EQ(0, s->fsck(true));
+  ch.reset();
+  ASSERT_EQ(0, s->umount());
+}
+
+// mimstore_csum_verify off: the states are kept, reads do not check them
+// (the rot comes back, nothing counted); fsck-deep still does.
+TEST_P(MIMStoreCsum, VerifyOffReadsUnchecked)
+{
+  Conf c = csum_conf(GetParam());
+  StoreDir d;
+  auto a = obj("a");
+  ASSERT_NO_FATAL_FAILURE(write_then_rot(d, a, 3 * 4096 + 7, true));
+  c.set("mimstore_csum_verify", "false");
+  auto s = mimtest::make_store(d);
+  ASSERT_EQ(0, s->mount());
+  auto ch = s->open_collection(CID);
+  bufferlist got;
+  EXPECT_EQ(65536, s->read(ch, a, 0, 65536, got));
+  EXPECT_FALSE(got.contents_equal(pattern(65536, 1)));
+  EXPECT_EQ(0, mimtest::perf_counter(s.get(), l_mimstore_csum_errors));
+  EXPECT_EQ(0, mimtest::perf_counter(s.get(), l_mimstore_csum_verified));
+  EXPECT_EQ(1, s->fsck(true));
+  ch.reset();
+  ASSERT_EQ(0, s->umount());
+}
+
+// clone_range of a range holding a rotten chunk: the copy does not get a
+// crc of the rot (which would make it valid data); the destination's
+// chunk fed by it is BAD and fails its reads, the others read right.
+TEST_P(MIMStoreCsum, CloneRangeOfRotMarksTheCopyBad)
+{
+  Conf c = csum_conf(GetParam());
+  StoreDir d;
+  auto a = obj("a"), b = obj("b");
+  ASSERT_NO_FATAL_FAILURE(write_then_rot(d, a, 3 * 4096 + 7, true));
+  // The debug check would (rightly) abort on the chunk marked bad.
+  c.set("mimstore_debug_verify_csums", "false");
+  auto s = mimtest::make_store(d);
+  ASSERT_EQ(0, s->mount());
+  auto ch = s->open_collection(CID);
+  Transaction t;
+  t.clone_range(CID, a, b, 0, 32768, 4096);  // a's chunk 3 -> b's chunk 4
+  ASSERT_EQ(0, mimtest::apply(s.get(), ch, std::move(t)));
+  EXPECT_EQ(1, mimtest::perf_counter(s.get(), l_mimstore_csum_bad_marked));
+  bufferlist got;
+  EXPECT_EQ(-EIO, s->read(ch, b, 4 * 4096, 4096, got));
+  EXPECT_EQ(-EIO, s->read(ch, b, 0, 36864, got));
+  EXPECT_EQ(4 * 4096, s->read(ch, b, 0, 4 * 4096, got));
+  EXPECT_EQ(4 * 4096, s->read(ch, b, 5 * 4096, 4 * 4096, got));
+  bufferlist want;
+  want.substr_of(pattern(65536, 1), 4 * 4096, 4 * 4096);
+  EXPECT_TRUE(got.contents_equal(want));
   ch.reset();
   ASSERT_EQ(0, s->umount());
 }

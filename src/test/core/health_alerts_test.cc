@@ -195,7 +195,8 @@ TEST(HealthAlerts, ChecksumErrorsHoldForTheWindowAfterTheLast)
   auto a = m.update(s);
   ASSERT_EQ(Keys{"MIMSTORE_CSUM_ERRORS"}, keys(a));
   EXPECT_NE(std::string::npos, a[0].message.find("2 chunk(s)"));
-  EXPECT_NE(std::string::npos, a[0].message.find("last: 1.0_head/a bytes"));
+  EXPECT_NE(std::string::npos, a[0].message.find("(1.0_head/a bytes 12288~4096)"));
+  EXPECT_NE(std::string::npos, a[0].message.find("the last 0 s ago"));
   s.now = 50;
   s.csum_errors = 3;
   a = m.update(s);
@@ -211,6 +212,21 @@ TEST(HealthAlerts, ChecksumErrorsHoldForTheWindowAfterTheLast)
   s.now = 170;
   s.csum_errors = 2;  // a new episode counts from one
   a = m.update(s);
+  ASSERT_EQ(Keys{"MIMSTORE_CSUM_ERRORS"}, keys(a));
+  EXPECT_NE(std::string::npos, a[0].message.find("1 chunk(s)"));
+}
+
+TEST(HealthAlerts, ChecksumErrorsCountFromTheMonitorsBase)
+{
+  // A remount in one process keeps the store's counters: the errors
+  // before it are not new.
+  HealthMonitor m(limits(), 5);
+  auto s = at(0);
+  s.csum_errors = 5;
+  EXPECT_TRUE(m.update(s).empty());
+  s.now = 10;
+  s.csum_errors = 6;
+  auto a = m.update(s);
   ASSERT_EQ(Keys{"MIMSTORE_CSUM_ERRORS"}, keys(a));
   EXPECT_NE(std::string::npos, a[0].message.find("1 chunk(s)"));
 }

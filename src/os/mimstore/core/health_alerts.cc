@@ -116,8 +116,9 @@ std::vector<HealthAlert> HealthMonitor::update(const HealthSample& s)
             (long long)s.fsck_errors)});
   }
 
-  // Not primed: the counter is the mount's, and an error before the first
-  // sample is one all the same. One that went down is a remount's.
+  // Not primed by the first sample (an error before it is one all the
+  // same): the base is the counter when the monitor was made. One that
+  // went down is a new count's.
   uint64_t bad = s.csum_errors > csum_seen ? s.csum_errors - csum_seen : 0;
   csum_seen = s.csum_errors;
   if (bad) {
@@ -131,13 +132,15 @@ std::vector<HealthAlert> HealthMonitor::update(const HealthSample& s)
   }
   if (csum_episode) {
     out.push_back({"MIMSTORE_CSUM_ERRORS",
-        fmt("%llu chunk(s) failed their data checksum in the last %.0f s "
-            "(last: %s): the reads returned -EIO, and the OSD repairs such "
-            "an object from another copy (a deep scrub marks its PG "
-            "inconsistent). The data disk returns bad data: see the OSD "
-            "log (\"checksum error\") and the disk's SMART data",
-            (unsigned long long)csum_episode, lim.csum_error_window,
-            s.csum_last.empty() ? "unknown" : s.csum_last.c_str())});
+        fmt("%llu chunk(s) of data failed their checksum, the last %.0f s "
+            "ago (%s): the data disk returns bad data. A read of such a "
+            "chunk gets -EIO and the OSD repairs the object from another "
+            "copy (a deep scrub marks its PG inconsistent). See the OSD log "
+            "(\"checksum error\") and the disk's SMART data; this clears "
+            "%.0f s after the last error",
+            (unsigned long long)csum_episode, s.now - last_csum_error,
+            s.csum_last.empty() ? "last unknown" : s.csum_last.c_str(),
+            lim.csum_error_window)});
   }
   return out;
 }

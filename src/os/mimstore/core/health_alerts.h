@@ -87,7 +87,10 @@ struct HealthAlert {
 
 class HealthMonitor {
  public:
-  explicit HealthMonitor(const HealthLimits& l) : lim(l) {}
+  /// csum_errors_base: the checksum error counter when the monitor is
+  /// made (a store's counters outlive a remount in one process).
+  explicit HealthMonitor(const HealthLimits& l, uint64_t csum_errors_base = 0)
+    : lim(l), csum_seen(csum_errors_base) {}
   /// The alerts that hold at s.now, in the order of the table above.
   /// Samples come in time order; the first one only primes the counters
   /// (waits before it were counted by an earlier mount).
