@@ -451,9 +451,10 @@ int Checksums::verify_read(const ghobject_t& oid, const ObjectFDRef& f,
   return bad ? 0 : ret;
 }
 
-int Checksums::check_source(const ghobject_t& oid, const ObjectFDRef& f,
-                            uint64_t off, uint64_t len,
-                            std::vector<mim::Extent>* bad)
+int Checksums::check_range(const ghobject_t& oid, const ObjectFDRef& f,
+                           uint64_t off, uint64_t len,
+                           const std::function<bool(uint64_t)>& skip,
+                           std::vector<uint64_t>* bad)
 {
   const uint64_t cs = chunk_size();
   uint64_t size = 0;
@@ -466,20 +467,28 @@ int Checksums::check_source(const ghobject_t& oid, const ObjectFDRef& f,
   for (uint64_t c0 = off / cs; c0 * cs < end; c0 += SPAN_CHUNKS) {
     const uint64_t c1 = std::min((end - 1) / cs, c0 + SPAN_CHUNKS - 1);
     r = read_span(f, c0, c1, &buf);
+    if (r == 0) {
+      r = verify_read(oid, f, c0, c1 - c0 + 1, buf.data(), skip, bad);
+    }
     if (r < 0) {
       return r;
-    }
-    std::vector<uint64_t> chunks;
-    r = verify_read(oid, f, c0, c1 - c0 + 1, buf.data(), nullptr, &chunks);
-    if (r < 0) {
-      return r;
-    }
-    for (uint64_t c : chunks) {
-      const uint64_t b = std::max(c * cs, off);
-      bad->push_back({b, std::min((c + 1) * cs, off + len) - b});
     }
   }
   return 0;
+}
+
+int Checksums::check_source(const ghobject_t& oid, const ObjectFDRef& f,
+                            uint64_t off, uint64_t len,
+                            std::vector<mim::Extent>* bad)
+{
+  const uint64_t cs = chunk_size();
+  std::vector<uint64_t> chunks;
+  int r = check_range(oid, f, off, len, nullptr, &chunks);
+  for (uint64_t c : chunks) {
+    const uint64_t b = std::max(c * cs, off);
+    bad->push_back({b, std::min((c + 1) * cs, off + len) - b});
+  }
+  return r;
 }
 
 int Checksums::mark_bad(const ghobject_t& oid,

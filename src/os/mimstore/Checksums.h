@@ -129,6 +129,13 @@ class Checksums {
                   const std::function<bool(uint64_t)>& skip,
                   std::vector<uint64_t>* bad = nullptr);
 
+  /// verify_read of the chunks of oid's file f holding [off, off+len)
+  /// (read from the file, a span at a time), every one checked but those
+  /// skip(c) names; the failing ones are appended to *bad. For fsck-deep
+  /// and clone_range. REQUIRES: the object's stripe lock.
+  int check_range(const ghobject_t& oid, const ObjectFDRef& f, uint64_t off,
+                  uint64_t len, const std::function<bool(uint64_t)>& skip,
+                  std::vector<uint64_t>* bad);
   /// clone_range's source: the chunks of oid's file f holding [off,
   /// off+len) read and checked as a read checks them (none may be in the
   /// cache); the part of the range in chunks that fail goes to *bad. A

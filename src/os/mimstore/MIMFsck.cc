@@ -95,24 +95,19 @@ int MIMStore::_fsck(bool deep, bool repair)
     if (r == 0) {
       r = files->size(f, &size);
     }
-    const uint64_t span = 1 << 20, cs = csums->chunk_size();
-    string buf;
-    for (uint64_t off = 0; r == 0 && off < size; off += span) {
-      const uint64_t len = std::min(span, (size - off + cs - 1) / cs * cs);
-      buf.assign(len, '\0');  // zeros past the end, as the crc counts
-      r = files->read_into(f, off, len, buf.data());
-      if (r < 0) {
-        break;
-      }
-      std::vector<mim::CachedExtent> ext;
-      htmll->lookup(cname, fname, off, len, &ext);
-      std::vector<uint64_t> bad;
-      r = csums->verify_read(o, f, off / cs, len / cs, buf.data(),
-                             [&](uint64_t chunk) {
-                               return mim::extents_cover(ext, chunk * cs, cs);
-                             }, &bad);
-      *bad_chunks += bad.size();
+    if (r < 0) {
+      return r;
     }
+    // The whole object's cached extents at once: the stripe lock keeps them.
+    const uint64_t cs = csums->chunk_size();
+    std::vector<mim::CachedExtent> ext;
+    htmll->lookup(cname, fname, 0, (size + cs - 1) / cs * cs, &ext);
+    std::vector<uint64_t> bad;
+    r = csums->check_range(o, f, 0, size,
+                           [&](uint64_t chunk) {
+                             return mim::extents_cover(ext, chunk * cs, cs);
+                           }, &bad);
+    *bad_chunks += bad.size();
     return r;
   };
   for (auto& [c, objs] : to_read) {
